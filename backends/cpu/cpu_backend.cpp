@@ -1,0 +1,44 @@
+// The cpu backend: Eigen kernels looked up in one registry filled by the family registrations.
+#include "backends/cpu/kernels/kernels.h"
+#include "backends/executor.h"
+
+namespace mcc::backends {
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() {
+    cpu::register_elementwise(registry_);
+    cpu::register_cast(registry_);
+    cpu::register_nn(registry_);
+    cpu::register_tensor_ops(registry_);
+    cpu::register_control(registry_);
+  }
+  std::string_view name() const override { return "cpu"; }
+  bool supports(const ir::Node& n) const override { return registry_.find(n) != nullptr; }
+  Kernel create_kernel(const ir::Node& n) const override {
+    const KernelFactory* f = registry_.find(n);
+    if (!f) {
+      const std::string dom = n.domain.empty() ? "ai.onnx" : n.domain;
+      if (registry_.has_op(n.op_type, n.domain))
+        throw UnsupportedError(n.describe() + ": the cpu backend has no kernel for " + n.op_type +
+                               " at opset " + std::to_string(n.since_version) + " (domain " + dom + ")");
+      throw UnsupportedError(n.describe() + ": op " + n.op_type + " (domain " + dom + ", opset " +
+                             std::to_string(n.since_version) + ") is not supported by the cpu backend");
+    }
+    return (*f)(n);
+  }
+  const KernelRegistry& registry() const { return registry_; }
+
+ private:
+  KernelRegistry registry_;
+};
+
+}  // namespace
+
+const Backend& cpu_backend() {
+  static const CpuBackend kBackend;
+  return kBackend;
+}
+
+}  // namespace mcc::backends

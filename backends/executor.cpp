@@ -1,0 +1,237 @@
+// Topological execution with tensor lifetimes, subgraph scopes and kernel caching.
+#include "backends/executor.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "backends/thread_pool.h"
+
+namespace mcc::backends {
+
+// ---------------------------------------------------------------- KernelContext
+
+KernelContext::KernelContext(const ir::Node& node, std::vector<const RValue*> inputs, Executor& exec)
+    : node_(node), inputs_(std::move(inputs)), outputs_(node.outputs.size()), exec_(exec) {}
+
+bool KernelContext::has_input(size_t i) const {
+  return i < inputs_.size() && inputs_[i] != nullptr && inputs_[i]->kind != RValue::Kind::None;
+}
+
+const ir::Tensor& KernelContext::in(size_t i) const {
+  if (i >= inputs_.size() || !inputs_[i])
+    throw ModelError(node_.describe() + ": required input " + std::to_string(i) + " is missing");
+  if (inputs_[i]->kind != RValue::Kind::Tensor)
+    throw ModelError(node_.describe() + ": input " + std::to_string(i) + " must be a tensor");
+  return inputs_[i]->tensor;
+}
+
+bool KernelContext::wants_output(size_t i) const {
+  return i < node_.outputs.size() && node_.outputs[i] != nullptr;
+}
+
+ir::Tensor& KernelContext::alloc_output(size_t i, ir::DType dt, std::vector<int64_t> dims) {
+  MCC_CHECK(i < outputs_.size(), node_.describe() + ": output index out of range");
+  outputs_[i] = RValue::of(ir::Tensor::allocate(dt, std::move(dims)));
+  return outputs_[i].tensor;
+}
+
+void KernelContext::set_output(size_t i, ir::Tensor t) {
+  MCC_CHECK(i < outputs_.size(), node_.describe() + ": output index out of range");
+  outputs_[i] = RValue::of(std::move(t));
+}
+
+void KernelContext::set_output_value(size_t i, RValue v) {
+  MCC_CHECK(i < outputs_.size(), node_.describe() + ": output index out of range");
+  outputs_[i] = std::move(v);
+}
+
+int KernelContext::num_threads() const { return exec_.threads(); }
+
+void KernelContext::parallel_for(int64_t n, int64_t cost, const std::function<void(int64_t, int64_t)>& f) const {
+  ThreadPool::instance().parallel_for(n, cost, f);
+}
+
+std::vector<RValue> KernelContext::run_subgraph(const ir::Graph& g, std::vector<RValue> inputs) {
+  return exec_.run_graph(g, std::move(inputs), static_cast<const Scope*>(scope_));
+}
+
+// ---------------------------------------------------------------- Scope
+
+const RValue* Scope::find(const ir::Value* v) const {
+  for (const Scope* s = this; s; s = s->parent) {
+    auto it = s->values.find(v);
+    if (it != s->values.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- Executor
+
+namespace {
+void subgraphs_of(const ir::Node& n, std::vector<const ir::Graph*>& out) {
+  for (const auto& a : n.attrs) {
+    if (auto* sg = std::get_if<std::shared_ptr<ir::Graph>>(&a.value)) { if (*sg) out.push_back(sg->get()); }
+    else if (auto* sgs = std::get_if<std::vector<std::shared_ptr<ir::Graph>>>(&a.value))
+      for (auto& s : *sgs) if (s) out.push_back(s.get());
+  }
+}
+// Values of `outer` used anywhere inside g (recursively).
+void captured_values(const ir::Graph& g, const ir::Graph& outer, std::unordered_set<const ir::Value*>& out) {
+  for (const ir::Node* n : g.nodes()) {
+    for (const ir::Value* v : n->inputs)
+      if (v && v->owner == &outer) out.insert(v);
+    std::vector<const ir::Graph*> subs;
+    subgraphs_of(*n, subs);
+    for (const ir::Graph* s : subs) captured_values(*s, outer, out);
+  }
+  for (const ir::Value* v : g.outputs)
+    if (v && v->owner == &outer) out.insert(v);
+}
+}  // namespace
+
+Executor::Executor(const ir::Model& model, ExecOptions opts)
+    : model_(model), opts_(opts), backend_(opts.backend ? opts.backend : &cpu_backend()) {
+  if (opts_.threads > 0) ThreadPool::configure(opts_.threads);
+  else ThreadPool::instance();
+  if (!model_.graph) throw ModelError("model has no graph");
+  prepare(*model_.graph);
+}
+
+int Executor::threads() const { return ThreadPool::instance().size(); }
+
+void Executor::prepare(const ir::Graph& g) {
+  auto& counts = use_counts_[&g];
+  for (const ir::Node* n : g.nodes()) {
+    kernel_for(*n);
+    std::unordered_set<const ir::Value*> used;
+    for (const ir::Value* v : n->inputs)
+      if (v && v->owner == &g) used.insert(v);
+    std::vector<const ir::Graph*> subs;
+    subgraphs_of(*n, subs);
+    for (const ir::Graph* s : subs) {
+      captured_values(*s, g, used);
+      prepare(*s);
+    }
+    for (const ir::Value* v : used) ++counts[v];
+  }
+}
+
+const Kernel& Executor::kernel_for(const ir::Node& n) {
+  auto it = kernels_.find(&n);
+  if (it != kernels_.end()) return it->second;
+  Kernel k;
+  try {
+    k = backend_->supports(n) || backend_ == &cpu_backend() ? backend_->create_kernel(n)
+                                                            : cpu_backend().create_kernel(n);
+  } catch (Error& e) {
+    if (e.message().find(n.describe()) == std::string::npos) e.add_context(n.describe());
+    throw;
+  }
+  return kernels_.emplace(&n, std::move(k)).first->second;
+}
+
+std::vector<RValue> Executor::run(const std::vector<std::pair<std::string, RValue>>& feeds) {
+  const ir::Graph& g = *model_.graph;
+  std::vector<RValue> inputs;
+  inputs.reserve(g.inputs.size());
+  for (const ir::Value* in : g.inputs) {
+    auto it = std::find_if(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == in->name; });
+    if (it == feeds.end()) {
+      if (in->initializer) { inputs.push_back(RValue::of(*in->initializer)); continue; }
+      throw ModelError("no data for graph input '" + in->name + "'");
+    }
+    const RValue& rv = it->second;
+    if (rv.kind == RValue::Kind::Tensor && in->has_type && in->type_passthrough.bytes.empty()) {
+      if (in->dtype != ir::DType::Undefined && rv.tensor.dtype() != in->dtype)
+        throw ModelError("input '" + in->name + "' has dtype " + ir::dtype_name(rv.tensor.dtype()) +
+                         ", the model expects " + ir::dtype_name(in->dtype));
+      if (in->shape.dims) {
+        const auto& dims = *in->shape.dims;
+        const auto& got = rv.tensor.dims();
+        bool ok = dims.size() == got.size();
+        for (size_t i = 0; ok && i < dims.size(); ++i)
+          if (dims[i].value && *dims[i].value != got[i]) ok = false;
+        if (!ok) {
+          std::string want, have;
+          for (const auto& d : dims) want += (want.empty() ? "" : "x") + (d.value ? std::to_string(*d.value) : (d.param.empty() ? "?" : d.param));
+          for (int64_t d : got) have += (have.empty() ? "" : "x") + std::to_string(d);
+          throw ModelError("input '" + in->name + "' has shape [" + have + "], the model expects [" + want + "]");
+        }
+      }
+    }
+    inputs.push_back(rv);
+  }
+  for (const auto& f : feeds)
+    if (!g.find_value(f.first) || std::find(g.inputs.begin(), g.inputs.end(), g.find_value(f.first)) == g.inputs.end())
+      throw ModelError("data given for '" + f.first + "', which is not a graph input");
+  return run_graph(g, std::move(inputs), nullptr);
+}
+
+std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> inputs, const Scope* outer) {
+  if (!use_counts_.count(&g)) prepare(g);
+  Scope scope;
+  scope.parent = outer;
+  if (inputs.size() != g.inputs.size())
+    throw ModelError("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
+                     std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) scope.values[g.inputs[i]] = std::move(inputs[i]);
+  for (const ir::Value* v : g.initializers)
+    if (!scope.values.count(v)) scope.values[v] = RValue::of(*v->initializer);
+
+  std::unordered_map<const ir::Value*, int> remaining = use_counts_.at(&g);
+  std::unordered_set<const ir::Value*> keep(g.outputs.begin(), g.outputs.end());
+
+  for (const ir::Node* n : g.nodes()) {
+    std::vector<const RValue*> ins;
+    ins.reserve(n->inputs.size());
+    for (const ir::Value* v : n->inputs) {
+      if (!v) { ins.push_back(nullptr); continue; }
+      const RValue* rv = scope.find(v);
+      if (!rv) throw ModelError(n->describe() + ": input '" + v->name + "' has no value (undefined or not yet computed)");
+      ins.push_back(rv);
+    }
+    KernelContext ctx(*n, std::move(ins), *this);
+    ctx.scope_ = &scope;
+    try {
+      kernel_for(*n)(ctx);
+    } catch (Error& e) {
+      if (std::string(e.what()).find(n->describe()) == std::string::npos) e.add_context(n->describe());
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw BackendError(n->describe() + ": out of memory");
+    }
+    auto& outs = ctx.outputs();
+    for (size_t i = 0; i < n->outputs.size(); ++i) {
+      const ir::Value* o = n->outputs[i];
+      if (!o) continue;
+      if (!outs[i].defined())
+        throw InternalError(n->describe() + ": kernel did not produce output " + std::to_string(i));
+      if (observer_) observer_(*n, *o, outs[i]);
+      scope.values[o] = std::move(outs[i]);
+    }
+    if (!opts_.keep_all_values) {
+      std::unordered_set<const ir::Value*> seen;
+      auto release = [&](const ir::Value* v) {
+        if (!v || v->owner != &g || !seen.insert(v).second) return;
+        auto it = remaining.find(v);
+        if (it != remaining.end() && --it->second == 0 && !keep.count(v)) scope.values.erase(v);
+      };
+      for (const ir::Value* v : n->inputs) release(v);
+      std::unordered_set<const ir::Value*> caps;
+      std::vector<const ir::Graph*> subs;
+      subgraphs_of(*n, subs);
+      for (const ir::Graph* s : subs) captured_values(*s, g, caps);
+      for (const ir::Value* v : caps) release(v);
+    }
+  }
+  std::vector<RValue> out;
+  out.reserve(g.outputs.size());
+  for (const ir::Value* v : g.outputs) {
+    const RValue* rv = scope.find(v);
+    if (!rv) throw ModelError("graph output '" + v->name + "' was not computed");
+    out.push_back(*rv);
+  }
+  return out;
+}
+
+}  // namespace mcc::backends

@@ -1,0 +1,66 @@
+// Executor: runs a model's graph (and subgraphs) in topological order on a backend, freeing
+// each value after its last use. Kernels are created once per node, before the first run, so an
+// unsupported op fails up front (UnsupportedError naming node, op and opset).
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "backends/backend.h"
+
+namespace mcc::backends {
+
+struct ExecOptions {
+  int threads = 0;                 // 0 = all cores (process-wide pool, see ThreadPool)
+  const Backend* backend = nullptr;  // nullptr = cpu
+  bool keep_all_values = false;    // do not free intermediates (per-layer comparison)
+};
+
+/// Values visible while a graph runs; subgraph scopes chain to their parent.
+struct Scope {
+  const Scope* parent = nullptr;
+  std::unordered_map<const ir::Value*, RValue> values;
+  const RValue* find(const ir::Value* v) const;
+};
+
+class Executor {
+ public:
+  explicit Executor(const ir::Model& model, ExecOptions opts = {});
+
+  /// Runs the main graph. Feeds are by graph-input name; inputs backed by an initializer may be
+  /// omitted. Returns the graph outputs in order. Wrong or missing feeds throw ModelError.
+  std::vector<RValue> run(const std::vector<std::pair<std::string, RValue>>& feeds);
+
+  /// Runs any graph of the model with positional inputs under an outer scope.
+  std::vector<RValue> run_graph(const ir::Graph& g, std::vector<RValue> inputs, const Scope* outer);
+
+  /// Called after every node for each of its outputs (per-layer diagnosis, tracing).
+  using Observer = std::function<void(const ir::Node&, const ir::Value&, const RValue&)>;
+  void set_observer(Observer o) { observer_ = std::move(o); }
+
+  const ir::Model& model() const { return model_; }
+  const Backend& backend() const { return *backend_; }
+  int threads() const;
+
+ private:
+  const Kernel& kernel_for(const ir::Node& n);
+  void prepare(const ir::Graph& g);
+
+  const ir::Model& model_;
+  ExecOptions opts_;
+  const Backend* backend_;
+  std::unordered_map<const ir::Node*, Kernel> kernels_;
+  // Per graph: for each value of that graph, how many of its nodes consume it (a node whose
+  // subgraph captures a value counts as one consumer).
+  std::unordered_map<const ir::Graph*, std::unordered_map<const ir::Value*, int>> use_counts_;
+  Observer observer_;
+};
+
+/// The cpu backend (Eigen kernels, always built).
+const Backend& cpu_backend();
+
+}  // namespace mcc::backends
