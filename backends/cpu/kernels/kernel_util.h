@@ -1,0 +1,49 @@
+// Helpers shared by cpu kernels: broadcasting, strides, axis normalisation, float load/store
+// for f16/bf16, and input-tensor readers for shape-like inputs.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+
+namespace mcc::backends::cpu {
+
+/// Numpy-style broadcast of two shapes; throws ModelError naming the node on mismatch.
+std::vector<int64_t> broadcast_shapes(const ir::Node& n, const std::vector<int64_t>& a,
+                                      const std::vector<int64_t>& b);
+/// Row-major strides of dims.
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims);
+/// Strides of `in` read as if broadcast to `out` (0 on broadcast dims; in is right-aligned).
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
+/// Axis in [-rank, rank) to [0, rank); ModelError naming the node otherwise.
+int64_t normalize_axis(const ir::Node& n, int64_t axis, int64_t rank);
+/// Reads an integer tensor (i32 or i64) as int64 values (shapes, axes, pads, indices).
+std::vector<int64_t> read_int_tensor(const ir::Node& n, const ir::Tensor& t, const char* what);
+/// Reads a float tensor (f32/f64/f16/bf16) as float values (scales, etc.).
+std::vector<float> read_float_tensor(const ir::Node& n, const ir::Tensor& t, const char* what);
+
+/// Iterates over every element index of `out` computing the flat offsets into up to 3 inputs
+/// with broadcast strides; calls f(out_index, off0, off1, off2). Fast path when all contiguous.
+template <class F>
+void for_each_broadcast(const std::vector<int64_t>& out, const std::vector<std::vector<int64_t>>& in_strides, F&& f) {
+  const size_t rank = out.size();
+  int64_t total = 1;
+  for (int64_t d : out) total *= d;
+  if (total == 0) return;
+  std::vector<int64_t> idx(rank, 0);
+  int64_t offs[3] = {0, 0, 0};
+  const size_t k = in_strides.size();
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, offs[0], offs[1], offs[2]);
+    for (size_t d = rank; d-- > 0;) {
+      ++idx[d];
+      for (size_t j = 0; j < k; ++j) offs[j] += in_strides[j][d];
+      if (idx[d] < out[d]) break;
+      for (size_t j = 0; j < k; ++j) offs[j] -= in_strides[j][d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace mcc::backends::cpu
