@@ -6,6 +6,8 @@ namespace mcc::backends::cpu {
 void register_elementwise(KernelRegistry& r);  // elementwise.cpp, activations.cpp
 void register_cast(KernelRegistry& r);         // cast.cpp
 void register_nn(KernelRegistry& r);           // conv.cpp, gemm.cpp, pool.cpp, norm.cpp
-void register_tensor_ops(KernelRegistry& r);   // shape_ops.cpp, gather_scatter.cpp, resize.cpp, reduce.cpp, softmax.cpp
-void register_control(KernelRegistry& r);      // control_flow.cpp, sequence.cpp, rnn.cpp, quantize.cpp
+void register_tensor_ops(KernelRegistry& r);   // shape, indexing, gather/scatter, pad, tile ops
+void register_reduce(KernelRegistry& r);       // reductions, softmax family, arg/top-k, cumsum, resize
+void register_control(KernelRegistry& r);      // control flow, sequences, optionals, rnn, quantize
+void register_misc(KernelRegistry& r);         // losses, detection, signal, string and training ops
 }  // namespace mcc::backends::cpu
