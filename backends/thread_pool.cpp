@@ -52,6 +52,12 @@ void ThreadPool::configure(int threads) {
   p.reset(new ThreadPool(n));
 }
 
+void ThreadPool::reset_after_fork(int threads) {
+  auto& p = slot();
+  (void)p.release();  // deliberately leaked: destroying it would join threads that do not exist
+  p.reset(new ThreadPool(resolve(threads)));
+}
+
 void ThreadPool::parallel_for(int64_t n, int64_t cost_per_item,
                               const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;

@@ -14,6 +14,9 @@ class ThreadPool {
   static ThreadPool& instance(int threads = 0);
   /// Re-creates the pool with another thread count (tests, --threads).
   static void configure(int threads);
+  /// In a child process after fork(): abandons the parent's pool (its threads do not exist
+  /// here) and creates a fresh one.
+  static void reset_after_fork(int threads);
   int size() const { return threads_; }
   /// Splits [0, n) into at most size() contiguous chunks (fixed for a given n and size) and
   /// runs them in parallel; returns when all are done. Runs inline when work is small.

@@ -1,0 +1,122 @@
+// Metric computation in f64 over any numeric dtype (see compare.h).
+#include "backends/compare.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mcc::backends {
+namespace {
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+std::vector<double> as_f64(const ir::Tensor& t) {
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(t.numel()));
+  ir::dispatch<MCC_ALL_DTYPES>(t.dtype(), "compare", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (T v : t.data<T>()) out.push_back(static_cast<double>(v));
+  });
+  return out;
+}
+
+}  // namespace
+
+TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tolerance tol) {
+  TensorMetrics m;
+  m.numel = want.numel();
+  if (got.dims() != want.dims()) {
+    m.comparable = false;
+    m.mismatch = "shape " + dims_str(got.dims()) + " vs expected " + dims_str(want.dims());
+    return m;
+  }
+  if (got.dtype() != want.dtype()) {
+    m.comparable = false;
+    m.mismatch = "dtype " + ir::dtype_name(got.dtype()) + " vs expected " + ir::dtype_name(want.dtype());
+    return m;
+  }
+  if (want.dtype() == ir::DType::String) {
+    for (int64_t i = 0; i < m.numel; ++i)
+      if (got.strings()[static_cast<size_t>(i)] != want.strings()[static_cast<size_t>(i)]) ++m.not_close;
+    m.cosine = m.not_close ? 0 : 1;
+    m.snr_db = m.not_close ? 0 : std::numeric_limits<double>::infinity();
+    return m;
+  }
+  const bool exact = !ir::info(want.dtype()).is_float;
+  const auto g = as_f64(got), w = as_f64(want);
+  double dot = 0, ng = 0, nw = 0, sig = 0, noise = 0, sum_abs = 0;
+  int64_t finite = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double a = g[i], b = w[i];
+    if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
+      const bool same = (std::isnan(a) && std::isnan(b)) || (std::isinf(a) && std::isinf(b) && (a > 0) == (b > 0));
+      if (!same) ++m.nan_inf_mismatch;
+      continue;
+    }
+    const double d = std::abs(a - b);
+    ++finite;
+    sum_abs += d;
+    m.max_abs = std::max(m.max_abs, d);
+    if (b != 0) m.max_rel = std::max(m.max_rel, d / std::abs(b));
+    else if (d > 0) m.max_rel = std::numeric_limits<double>::infinity();
+    if (exact ? d != 0 : d > tol.atol + tol.rtol * std::abs(b)) ++m.not_close;
+    dot += a * b; ng += a * a; nw += b * b;
+    sig += b * b; noise += (a - b) * (a - b);
+  }
+  m.mean_abs = finite ? sum_abs / static_cast<double>(finite) : 0;
+  if (ng == 0 && nw == 0) m.cosine = 1;
+  else if (ng == 0 || nw == 0) m.cosine = 0;
+  else m.cosine = dot / (std::sqrt(ng) * std::sqrt(nw));
+  m.snr_db = noise == 0 ? std::numeric_limits<double>::infinity()
+                        : (sig == 0 ? -std::numeric_limits<double>::infinity() : 10.0 * std::log10(sig / noise));
+  // Top-1 agreement for class scores: float [C] or [N, C] with C > 1.
+  const auto& d = want.dims();
+  if (ir::info(want.dtype()).is_float && (d.size() == 1 || d.size() == 2) && d.back() > 1) {
+    const int64_t c = d.back(), rows = m.numel / c;
+    bool all = true;
+    for (int64_t r = 0; r < rows && all; ++r) {
+      int64_t ag = 0, aw = 0;
+      for (int64_t j = 1; j < c; ++j) {
+        if (g[static_cast<size_t>(r * c + j)] > g[static_cast<size_t>(r * c + ag)]) ag = j;
+        if (w[static_cast<size_t>(r * c + j)] > w[static_cast<size_t>(r * c + aw)]) aw = j;
+      }
+      all = ag == aw;
+    }
+    m.top1_agree = all;
+  }
+  return m;
+}
+
+TensorMetrics compare_values(const RValue& got, const RValue& want, Tolerance tol) {
+  if (got.kind != want.kind) {
+    TensorMetrics m;
+    m.comparable = false;
+    m.mismatch = "value kinds differ (tensor/sequence/optional)";
+    return m;
+  }
+  if (want.kind == RValue::Kind::None) return TensorMetrics{};
+  if (want.kind == RValue::Kind::Tensor) return compare_tensors(got.tensor, want.tensor, tol);
+  if (got.seq.size() != want.seq.size()) {
+    TensorMetrics m;
+    m.comparable = false;
+    m.mismatch = "sequence length " + std::to_string(got.seq.size()) + " vs expected " + std::to_string(want.seq.size());
+    return m;
+  }
+  TensorMetrics total;
+  for (size_t i = 0; i < want.seq.size(); ++i) {
+    TensorMetrics m = compare_tensors(got.seq[i], want.seq[i], tol);
+    if (!m.comparable) return m;
+    total.numel += m.numel;
+    total.not_close += m.not_close;
+    total.nan_inf_mismatch += m.nan_inf_mismatch;
+    total.max_abs = std::max(total.max_abs, m.max_abs);
+    total.max_rel = std::max(total.max_rel, m.max_rel);
+    total.cosine = std::min(total.cosine, m.cosine);
+  }
+  return total;
+}
+
+}  // namespace mcc::backends

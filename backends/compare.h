@@ -1,0 +1,37 @@
+// Accuracy metrics between a computed tensor and a reference: max abs/rel error, mean abs error,
+// cosine similarity, SNR (dB), numpy-style allclose (NaN equal to NaN, Inf must match exactly),
+// and top-1 agreement for class scores. Used by `mcc eval`, the conformance suite and stages'
+// own checks, so every report uses the same definitions.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "backends/backend.h"
+
+namespace mcc::backends {
+
+struct Tolerance {
+  double atol = 1e-7;
+  double rtol = 1e-3;
+};
+
+struct TensorMetrics {
+  bool comparable = true;      // same dtype class and shape
+  std::string mismatch;        // why not comparable ("shape [1,10] vs [1,11]")
+  int64_t numel = 0;
+  double max_abs = 0, max_rel = 0, mean_abs = 0;
+  double cosine = 1;           // 1 when both are all-zero
+  double snr_db = 0;           // +inf when identical
+  int64_t not_close = 0;       // elements failing allclose
+  int64_t nan_inf_mismatch = 0;  // NaN/Inf positions or signs that differ
+  std::optional<bool> top1_agree;  // for [N, C] / [C] float scores: argmax along the last axis equal for every row
+  bool allclose() const { return comparable && not_close == 0 && nan_inf_mismatch == 0; }
+};
+
+/// Compares `got` with `want`. Integer/bool/string tensors are compared exactly.
+TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tolerance tol);
+/// Same for runtime values (sequences compared element by element, optionals by presence).
+TensorMetrics compare_values(const RValue& got, const RValue& want, Tolerance tol);
+
+}  // namespace mcc::backends
