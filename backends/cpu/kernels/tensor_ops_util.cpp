@@ -1,0 +1,120 @@
+// Byte-generic data movement for the tensor-op kernels (see tensor_ops_util.h).
+#include "backends/cpu/kernels/tensor_ops_util.h"
+
+#include <algorithm>
+
+#include "backends/cpu/kernels/kernel_util.h"
+
+namespace mcc::backends::cpu::tensor_ops {
+
+void check_movable(const ir::Node& n, ir::DType dt, const char* what) {
+  if (dt == ir::DType::String) return;
+  const int bits = ir::info(dt).bits;
+  if (bits < 8 || bits % 8 != 0 || bits > 128)
+    throw UnsupportedError(n.describe() + ": " + n.op_type + " " + what + " dtype " + ir::dtype_name(dt) +
+                           " is not supported by the cpu backend (packed or unknown element type)");
+}
+
+size_t elem_bytes(ir::DType dt) {
+  if (dt == ir::DType::String) return 0;
+  return static_cast<size_t>(ir::info(dt).bits / 8);
+}
+
+void copy_elems(const ir::Tensor& src, int64_t s, ir::Tensor& dst, int64_t d, int64_t n) {
+  if (n <= 0) return;
+  if (src.dtype() == ir::DType::String) {
+    const auto& ss = src.strings();
+    std::copy(ss.begin() + s, ss.begin() + s + n, dst.mutable_strings().begin() + d);
+    return;
+  }
+  const auto es = static_cast<int64_t>(elem_bytes(src.dtype()));
+  std::memcpy(dst.mutable_raw() + d * es, src.raw() + s * es, static_cast<size_t>(n * es));
+}
+
+void fill_elems(const ir::Tensor& src, int64_t s, ir::Tensor& dst, int64_t d, int64_t n) {
+  if (n <= 0) return;
+  if (src.dtype() == ir::DType::String) {
+    const std::string v = src.strings()[static_cast<size_t>(s)];
+    auto& ds = dst.mutable_strings();
+    std::fill(ds.begin() + d, ds.begin() + d + n, v);
+    return;
+  }
+  const auto es = static_cast<int64_t>(elem_bytes(src.dtype()));
+  std::byte* out = dst.mutable_raw() + d * es;
+  std::memcpy(out, src.raw() + s * es, static_cast<size_t>(es));
+  // Doubling copies: log2(n) memcpy calls.
+  int64_t done = 1;
+  while (done < n) {
+    const int64_t k = std::min(done, n - done);
+    std::memcpy(out + done * es, out, static_cast<size_t>(k * es));
+    done += k;
+  }
+}
+
+void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_off, std::vector<int64_t> out_dims,
+                  std::vector<int64_t> src_strides, ir::Tensor& dst) {
+  int64_t total = 1;
+  for (int64_t d : out_dims) total *= d;
+  if (total == 0) return;
+  // Drop unit dims, then merge neighbours whose strides chain (outer == inner * size).
+  std::vector<int64_t> md, ms;
+  for (size_t i = 0; i < out_dims.size(); ++i) {
+    if (out_dims[i] == 1) continue;
+    if (!md.empty() && ms.back() == src_strides[i] * out_dims[i]) {
+      md.back() *= out_dims[i];
+      ms.back() = src_strides[i];
+    } else {
+      md.push_back(out_dims[i]);
+      ms.push_back(src_strides[i]);
+    }
+  }
+  if (md.empty()) { md.push_back(1); ms.push_back(0); }
+  const int64_t inner = md.back();
+  const int64_t inner_stride = ms.back();
+  const int64_t rows = total / inner;
+  const size_t outer_rank = md.size() - 1;
+  with_elem_copy(src, dst, [&](auto copy) {
+    ctx.parallel_for(rows, inner, [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> idx(outer_rank, 0);
+      int64_t off = src_off, rem = begin;
+      for (size_t k = outer_rank; k-- > 0;) {
+        idx[k] = rem % md[k];
+        rem /= md[k];
+        off += idx[k] * ms[k];
+      }
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t d0 = row * inner;
+        if (inner_stride == 1) copy_elems(src, off, dst, d0, inner);
+        else if (inner_stride == 0) fill_elems(src, off, dst, d0, inner);
+        else
+          for (int64_t j = 0; j < inner; ++j) copy(d0 + j, off + j * inner_stride);
+        for (size_t k = outer_rank; k-- > 0;) {
+          off += ms[k];
+          if (++idx[k] < md[k]) break;
+          off -= ms[k] * md[k];
+          idx[k] = 0;
+        }
+      }
+    });
+  });
+}
+
+std::vector<int64_t> optional_ints(const KernelContext& ctx, size_t i, const char* what) {
+  if (!ctx.has_input(i)) return {};
+  return read_int_tensor(ctx.node(), ctx.in(i), what);
+}
+
+int64_t scalar_int(const KernelContext& ctx, size_t i, const char* what) {
+  const auto v = read_int_tensor(ctx.node(), ctx.in(i), what);
+  if (v.size() != 1)
+    throw ModelError(ctx.node().describe() + ": " + what + " must hold one value, got " + std::to_string(v.size()));
+  return v[0];
+}
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+}  // namespace mcc::backends::cpu::tensor_ops
