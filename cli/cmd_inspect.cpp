@@ -1,0 +1,47 @@
+// mcc inspect MODEL [--json] [--dump]: what a model holds (opsets, I/O, op histogram, parameters
+// by dtype, sparsity, quantized tensors, external data, subgraphs, metadata), or its IR as text.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/file_util.h"
+#include "cli/model_summary.h"
+#include "ir/printer.h"
+
+namespace mcc::cli {
+
+struct InspectOptions {
+  std::string input;
+  bool json = false, dump = false;
+};
+
+int run_inspect(const InspectOptions& o) {
+  InputModel in = load_input_model(o.input, /*detach_external=*/false, /*with_sha256=*/false);
+  if (o.dump) {
+    const std::string text = ir::print_model(in.model);
+    if (o.json) std::cout << nlohmann::ordered_json{{"path", o.input}, {"ir", text}}.dump(2) << "\n";
+    else std::cout << text;
+    return 0;
+  }
+  const auto summary = summarize_model(in.model, o.input, in.size);
+  if (o.json) std::cout << summary.dump(2) << "\n";
+  else std::cout << render_summary(summary);
+  return 0;
+}
+
+void add_inspect_command(CLI::App& app, CommandSlot& slot) {
+  auto opt = std::make_shared<InspectOptions>();
+  auto* sub = app.add_subcommand("inspect", "Summarize a model: opsets, I/O, ops, parameters, sparsity, quantization");
+  sub->add_option("model", opt->input, "Input .onnx file")->required();
+  sub->add_flag("--json", opt->json, "Print a machine-readable JSON object on stdout");
+  sub->add_flag("--dump", opt->dump, "Print the model as deterministic text IR instead of the summary");
+  sub->footer(
+      "Examples:\n"
+      "  mcc inspect model.onnx\n"
+      "  mcc inspect model.onnx --json | python3 -m json.tool\n"
+      "  mcc inspect model.onnx --dump > model.ir.txt");
+  sub->callback([opt, &slot] { slot.set([opt] { return run_inspect(*opt); }); });
+}
+
+}  // namespace mcc::cli

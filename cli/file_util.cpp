@@ -1,0 +1,138 @@
+// File helpers: whole-file reads, atomic writes, output-path checks and input-model loading.
+#include "cli/file_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/sha256.h"
+#include "ir/onnx_io.h"
+
+namespace fs = std::filesystem;
+
+namespace mcc::cli {
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw ModelError(path + ": no such file; check the path");
+  if (fs::is_directory(st)) throw ModelError(path + ": is a folder, not a model file; pass the .onnx file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelError(path + ": cannot be opened (" + std::strerror(errno) + "); check its permissions");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw ModelError(path + ": read error; check the disk and retry");
+  return bytes;
+}
+
+void write_file_atomically(const std::string& path, std::string_view data) {
+  const fs::path target(path);
+  std::string tmpl = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  if (target.parent_path().empty()) tmpl = "." + target.filename().string() + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0)
+    throw UsageError(path + ": cannot create a file in its folder (" + std::strerror(errno) +
+                     "); choose a writable output location");
+  auto fail = [&](const char* what) {
+    const std::string err = std::strerror(errno);
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    throw UsageError(path + ": " + what + " (" + err + "); choose a writable output location with free space");
+  };
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write failed");
+    }
+    off += static_cast<size_t>(n);
+  }
+  // mkstemp creates 0600; give the file the usual permissions under the user's umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  if (::fsync(fd) != 0) fail("flush to disk failed");
+  if (::close(fd) != 0) {
+    ::unlink(tmpl.c_str());
+    throw UsageError(path + ": close failed (" + std::string(std::strerror(errno)) + "); retry");
+  }
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    ::unlink(tmpl.c_str());
+    throw UsageError(path + ": cannot be replaced (" + err + "); choose a writable output location");
+  }
+}
+
+void check_output_path(const std::string& path, std::string_view flag) {
+  if (path.empty()) throw UsageError(std::string(flag) + " needs a file name");
+  const fs::path p(path);
+  std::error_code ec;
+  if (fs::is_directory(p, ec))
+    throw UsageError(path + ": is a folder; " + std::string(flag) + " needs a file name such as " +
+                     (p / "model.onnx").string());
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::exists(dir, ec))
+    throw UsageError(path + ": folder '" + dir.string() + "' does not exist; create it or choose another " +
+                     std::string(flag));
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(path + ": '" + dir.string() + "' is not a folder; choose another " + std::string(flag));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(path + ": folder '" + dir.string() + "' is not writable; choose another " +
+                     std::string(flag));
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+namespace {
+void detach_tensor(ir::Tensor& t) {
+  if (t.external && t.buffer()) t = t.clone();  // clone() keeps `external` for a faithful save
+}
+}  // namespace
+
+void detach_external_data(ir::Model& m) {
+  if (!m.graph) return;
+  ir::for_each_graph(*m.graph, [](ir::Graph& g) {
+    for (ir::Value* v : g.initializers)
+      if (v && v->initializer) detach_tensor(*v->initializer);
+    for (ir::Node* n : g.nodes())
+      for (auto& a : n->attrs) {
+        if (auto* t = std::get_if<ir::Tensor>(&a.value)) detach_tensor(*t);
+        if (auto* ts = std::get_if<std::vector<ir::Tensor>>(&a.value))
+          for (auto& t : *ts) detach_tensor(t);
+      }
+  });
+}
+
+InputModel load_input_model(const std::string& path, bool detach_external, bool with_sha256) {
+  std::string bytes = read_file(path);
+  if (bytes.empty()) throw ModelError(path + ": the file is empty; pass a complete .onnx model");
+  InputModel in;
+  in.size = bytes.size();
+  if (with_sha256) in.sha256 = sha256_hex(bytes);
+  std::string base = fs::path(path).parent_path().string();
+  if (base.empty()) base = ".";
+  try {
+    in.model = ir::load_model_from_bytes(std::move(bytes), base);
+    if (!in.model.graph) throw ModelError("the model holds no graph");
+    if (detach_external) detach_external_data(in.model);
+  } catch (Error& e) {
+    const std::string msg = e.what();
+    if (msg.rfind(path, 0) == 0) throw;  // already names the file
+    if (dynamic_cast<ModelError*>(&e) && msg.find(';') == std::string::npos)
+      throw ModelError(path + ": " + msg + "; check that the file is a complete, valid ONNX model");
+    e.add_context(path);
+    throw;
+  }
+  return in;
+}
+
+}  // namespace mcc::cli

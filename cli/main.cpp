@@ -1,0 +1,86 @@
+// The `mcc` binary: builds the CLI11 app, registers subcommands, sets log levels, and maps every
+// error to an exit code in one place (SPEC §2): one line on stderr, no stack traces.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <new>
+
+#include "cli/commands.h"
+#include "ir/errors.h"
+
+namespace {
+int report(const std::exception& e, int code) {
+  std::fprintf(stderr, "mcc: error: %s\n", e.what());
+  return code;
+}
+void setup_logging(int verbose, bool quiet) {
+  auto logger = spdlog::stderr_color_mt("mcc");
+  logger->set_pattern("mcc: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::level::level_enum level = spdlog::level::info;
+  if (quiet) level = spdlog::level::err;
+  else if (verbose == 1) level = spdlog::level::debug;
+  else if (verbose >= 2) level = spdlog::level::trace;
+  spdlog::set_level(level);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace mcc::cli;
+  CLI::App app{"mcc: convert, compress and check ONNX models", "mcc"};
+  app.require_subcommand(1);
+  app.fallthrough();  // -q/-v work after the subcommand too
+  app.set_version_flag("--version", MCC_VERSION);
+  app.footer(std::string("\n") + exit_code_table() +
+             "\nExamples:\n  mcc inspect model.onnx\n  mcc convert model.onnx -o out.onnx\n"
+             "Run 'mcc <command> -h' for the options of a command.");
+  int verbose = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbose, "More log output on stderr (-v debug, -vv trace)");
+  app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
+
+  CommandSlot slot;
+  add_inspect_command(app, slot);
+  add_convert_command(app, slot);
+  add_eval_command(app, slot);
+  add_bench_command(app, slot);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "mcc: error: %s; run 'mcc -h' or 'mcc <command> -h' for usage\n", e.what());
+    return 2;
+  }
+  setup_logging(verbose, quiet);
+
+  try {
+    return slot.run();
+  } catch (const mcc::AccuracyError& e) {
+    return report(e, 1);
+  } catch (const mcc::UsageError& e) {
+    return report(e, 2);
+  } catch (const mcc::ModelError& e) {
+    return report(e, 3);
+  } catch (const mcc::UnsupportedError& e) {
+    return report(e, 4);
+  } catch (const mcc::BackendError& e) {
+    return report(e, 5);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "mcc: error: out of memory; use a machine with more memory or a smaller model\n");
+    return 5;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mcc: internal error: %s; please report it with the command line (rerun with -v)\n",
+                 e.what());
+    return 70;
+  } catch (...) {
+    std::fprintf(stderr, "mcc: internal error: unknown exception; please report it with the command line\n");
+    return 70;
+  }
+}

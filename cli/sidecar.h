@@ -1,0 +1,34 @@
+// The sidecar state written next to every output model (SPEC §4): `<OUT without .onnx>.mcc.json`.
+// JSON via nlohmann::ordered_json: stable key order, floats printed shortest-round-trip.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace mcc::cli {
+
+/// Newest schema_version this build writes and reads.
+inline constexpr int kSidecarSchemaVersion = 1;
+
+/// `dir/name.onnx` -> `dir/name.mcc.json`; a name without `.onnx` gets `.mcc.json` appended.
+std::string default_sidecar_path(const std::string& output);
+
+struct SidecarRecord {
+  std::string input_path, input_sha256, output_path, output_sha256;
+  uint64_t input_size = 0;
+  std::string pipeline;                                      // canonical pipeline text
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  double seconds = 0;                                        // volatile: wall time of the run
+};
+
+/// The state object. Volatile fields (differ between identical runs): "timings".
+nlohmann::ordered_json make_sidecar(const SidecarRecord& r);
+/// Serialized text: 2-space indented, trailing newline.
+std::string dump_sidecar(const nlohmann::ordered_json& j);
+
+/// Reads a state file for replay. Throws ModelError when it is missing, not JSON, not an mcc
+/// state, or written by a newer schema version.
+nlohmann::ordered_json read_sidecar(const std::string& path);
+
+}  // namespace mcc::cli
