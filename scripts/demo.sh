@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The main job on the bundled model: inspect golden/mnist/model.onnx, convert it (a lossless round
+# trip with the empty pipeline) and show the sidecar state. Run scripts/setup.sh first.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+mcc="$root/build/mcc"
+model="$root/golden/mnist/model.onnx"
+out_dir="$root/build/demo"
+mkdir -p "$out_dir"
+
+echo "== mcc inspect golden/mnist/model.onnx"
+"$mcc" inspect "$model"
+echo
+echo "== mcc convert golden/mnist/model.onnx -o build/demo/mnist.onnx"
+"$mcc" convert "$model" -o "$out_dir/mnist.onnx"
+echo
+echo "== build/demo/mnist.mcc.json"
+cat "$out_dir/mnist.mcc.json"
+echo
+echo "== mcc inspect build/demo/mnist.onnx --dump (first lines)"
+"$mcc" inspect "$out_dir/mnist.onnx" --dump | head -n 8

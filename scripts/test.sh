@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds mcc and runs the whole test suite with ctest (labels: unit, roundtrip, conformance, and
+# large when the disk has room), then prints the pass counts of each suite.
+# MCC_TEST_LABELS="unit|roundtrip" restricts the labels (a ctest -L regex).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="${MCC_BUILD_DIR:-$root/build}"
+
+"$root/scripts/build.sh"
+
+labels="${MCC_TEST_LABELS:-}"
+if [ -z "$labels" ]; then
+  labels="unit|roundtrip|conformance"
+  free_gb=$(df -Pk "$build" | awk 'NR==2 {print int($4 / 1048576)}')
+  if [ "${free_gb:-0}" -ge 10 ]; then
+    labels="$labels|large"
+  else
+    echo "test: skipping the 'large' suite: ${free_gb} GB free under $build (needs 10 GB)"
+  fi
+fi
+
+status=0
+(cd "$build" && ctest --output-on-failure --timeout 3600 -L "^($labels)\$") || status=$?
+
+echo
+echo "== pass counts per suite"
+log="$build/Testing/Temporary/LastTest.log"
+if [ -f "$log" ]; then
+  awk '/^[0-9]+\/[0-9]+ Test: /{name=$3} /\[doctest\] test cases:/{print "  " name ": " $0}' "$log" |
+    sed 's/\[doctest\] //'
+fi
+exit "$status"
