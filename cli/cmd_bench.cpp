@@ -1,12 +1,101 @@
-// mcc bench: not available in this build yet; the subcommand is registered so `mcc -h` lists it
-// and a call exits with code 4 (unsupported) and one clear line.
+// mcc bench: latency and throughput of a model on a backend: warm-up runs, then N timed runs on
+// the same inputs (a data folder's first sample or seeded random inputs); prints median, p90,
+// mean, min and max latency, throughput, thread count and peak RSS.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "backends/executor.h"
+#include "cli/backend_select.h"
 #include "cli/commands.h"
-#include "ir/errors.h"
+#include "cli/file_util.h"
+#include "cli/sample_source.h"
 
 namespace mcc::cli {
-void add_bench_command(CLI::App& app, CommandSlot& slot) {
-  auto* sub = app.add_subcommand("bench", "Measure latency and throughput on a backend (not available yet)");
-  sub->allow_extras();
-  sub->callback([&slot] { slot.set([]() -> int { throw UnsupportedError("bench is not implemented yet"); }); });
+
+struct BenchOptions {
+  std::string model, inputs, backend = "cpu", report;
+  int64_t random_seed = 0;
+  int threads = 0, warmup = 3, runs = 20;
+  std::vector<std::string> dims, shapes;
+  bool json = false;
+};
+
+int run_bench(const BenchOptions& o) {
+  if (o.runs < 1) throw UsageError("--runs " + std::to_string(o.runs) + ": must be at least 1");
+  if (o.warmup < 0) throw UsageError("--warmup " + std::to_string(o.warmup) + ": must be 0 or more");
+  ShapeOverrides shape_over;
+  for (const auto& d : o.dims) parse_dim_flag(d, shape_over);
+  for (const auto& s : o.shapes) parse_shape_flag(s, shape_over);
+  InputModel model = load_input_model(o.model, false, false);
+  const ir::Graph& g = *model.model.graph;
+  ir::BoundSample s = o.inputs.empty() ? random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), 0)
+                                       : ir::bind_sample(g, ir::load_sample(sample_dirs(o.inputs, 1).front(), false));
+  std::vector<std::pair<std::string, backends::RValue>> feeds;
+  for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(t));
+
+  backends::Executor exec(model.model, exec_options(o.backend, o.threads));
+  for (int i = 0; i < o.warmup; ++i) exec.run(feeds);
+  std::vector<double> ms;
+  ms.reserve(static_cast<size_t>(o.runs));
+  for (int i = 0; i < o.runs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    exec.run(feeds);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  auto pct = [&](double p) {
+    const double idx = p * static_cast<double>(sorted.size() - 1);
+    const size_t lo = static_cast<size_t>(idx);
+    const size_t hi = std::min(lo + 1, sorted.size() - 1);
+    return sorted[lo] + (sorted[hi] - sorted[lo]) * (idx - static_cast<double>(lo));
+  };
+  double mean = 0;
+  for (double v : ms) mean += v;
+  mean /= static_cast<double>(ms.size());
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  const double peak_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+
+  nlohmann::ordered_json j{{"model", o.model}, {"backend", o.backend}, {"threads", exec.threads()},
+                           {"warmup", o.warmup}, {"runs", o.runs}, {"inputs", o.inputs.empty() ? "random" : o.inputs},
+                           {"median_ms", pct(0.5)}, {"p90_ms", pct(0.9)}, {"mean_ms", mean},
+                           {"min_ms", sorted.front()}, {"max_ms", sorted.back()},
+                           {"throughput_per_s", 1000.0 / pct(0.5)}, {"peak_rss_mb", peak_mb}};
+  if (!o.report.empty()) write_file_atomically(o.report, j.dump(2) + "\n");
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("%s on %s, %d thread(s), %d warm-up + %d runs\n", o.model.c_str(), o.backend.c_str(), exec.threads(), o.warmup, o.runs);
+    std::printf("latency ms: median %.3f  p90 %.3f  mean %.3f  min %.3f  max %.3f\n", pct(0.5), pct(0.9), mean,
+                sorted.front(), sorted.back());
+    std::printf("throughput: %.1f runs/s   peak RSS: %.1f MB\n", 1000.0 / pct(0.5), peak_mb);
+  }
+  return 0;
 }
+
+void add_bench_command(CLI::App& app, CommandSlot& slot) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* sub = app.add_subcommand("bench", "Measure latency and throughput of a model on a backend");
+  sub->add_option("model", o->model, "Model to run (.onnx)")->required();
+  sub->add_option("--inputs", o->inputs, "Folder of samples (the first one is used); default: random inputs");
+  sub->add_option("--random", o->random_seed, "Seed of the random inputs (default 0)");
+  sub->add_option("--dim", o->dims, "Set a symbolic dim: name=value (repeatable)");
+  sub->add_option("--shape", o->shapes, "Set an input shape: input=1x3x224x224 (repeatable)");
+  sub->add_option("--warmup", o->warmup, "Warm-up runs (default 3)");
+  sub->add_option("--runs", o->runs, "Timed runs (default 20)");
+  sub->add_option("--backend", o->backend, "cpu or cuda (default cpu)");
+  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
+  sub->add_option("--report", o->report, "Write the JSON result to FILE");
+  sub->add_flag("--json", o->json, "Print the JSON result on stdout");
+  sub->footer("Examples:\n  mcc bench model.onnx --threads 1 --runs 50\n  mcc bench model.onnx --dim batch=8 --json");
+  sub->callback([o, &slot] { slot.set([o] { return run_bench(*o); }); });
+}
+
 }  // namespace mcc::cli

@@ -1,0 +1,247 @@
+// mcc eval: runs a model on a backend and compares its outputs with golden outputs (--golden DIR)
+// or with a reference model on the same inputs (--reference MODEL --inputs DIR | --random SEED).
+// Prints per-output metrics (max abs/rel, mean abs, cosine, SNR, top-1 agreement) and a verdict;
+// exit 0 when every check passed, 1 otherwise. --save-outputs writes each sample's outputs as
+// OUT_DIR/<sample>/output_K.npy.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/compare.h"
+#include "backends/executor.h"
+#include "cli/backend_select.h"
+#include "cli/commands.h"
+#include "cli/eval_verdict.h"
+#include "cli/file_util.h"
+#include "cli/sample_source.h"
+#include "ir/npy.h"
+
+namespace fs = std::filesystem;
+
+namespace mcc::cli {
+
+struct EvalOptions {
+  std::string model, golden, reference, inputs, save_outputs, report, backend = "cpu";
+  int threads = 0;
+  int64_t random_seed = -1;
+  int random_count = 1;
+  size_t max_samples = 0;
+  std::vector<std::string> dims, shapes, atol, rtol;
+  double min_cosine = -1, min_snr = std::numeric_limits<double>::quiet_NaN();
+  bool json = false, per_layer = false;
+};
+
+namespace {
+
+struct OutputAggregate {
+  std::string name;
+  ir::DType dtype = ir::DType::Undefined;
+  int samples = 0, failed = 0, top1_total = 0, top1_agree = 0;
+  double max_abs = 0, max_rel = 0, mean_abs_sum = 0, min_cosine = 1;
+  double min_snr = std::numeric_limits<double>::infinity();
+  std::string first_failure;
+};
+
+std::vector<std::pair<std::string, backends::RValue>> to_feeds(ir::BoundSample& s) {
+  std::vector<std::pair<std::string, backends::RValue>> feeds;
+  for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(t));
+  return feeds;
+}
+
+double json_num(double v) { return std::isfinite(v) ? v : (v > 0 ? 1e308 : -1e308); }
+
+}  // namespace
+
+int run_eval(const EvalOptions& o) {
+  const bool have_golden = !o.golden.empty(), have_ref = !o.reference.empty();
+  const bool have_inputs = !o.inputs.empty() || o.random_seed >= 0;
+  if (o.per_layer) throw UnsupportedError("--per-layer is not available in this version of mcc");
+  if (have_golden && have_ref) throw UsageError("--golden and --reference exclude each other");
+  if (have_golden && have_inputs) throw UsageError("--golden DIR already holds the inputs; drop --inputs/--random");
+  if (have_ref && !have_inputs) throw UsageError("--reference needs inputs: add --inputs DIR or --random SEED");
+  if (!have_golden && !have_inputs) throw UsageError("nothing to run: give --golden DIR, or --inputs DIR / --random SEED");
+  if (!o.inputs.empty() && o.random_seed >= 0) throw UsageError("--inputs and --random exclude each other");
+  if (!o.save_outputs.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.save_outputs, ec);
+    if (ec || !fs::is_directory(o.save_outputs)) throw UsageError("--save-outputs '" + o.save_outputs + "': cannot create the folder");
+  }
+  ShapeOverrides shape_over;
+  for (const auto& d : o.dims) parse_dim_flag(d, shape_over);
+  for (const auto& s : o.shapes) parse_shape_flag(s, shape_over);
+
+  InputModel model = load_input_model(o.model, false, false);
+  std::unique_ptr<InputModel> ref;
+  if (have_ref) ref = std::make_unique<InputModel>(load_input_model(o.reference, false, false));
+  const ir::Graph& g = *model.model.graph;
+  if (ref && ref->model.graph->outputs.size() != g.outputs.size())
+    throw ModelError(o.reference + ": the reference has " + std::to_string(ref->model.graph->outputs.size()) +
+                     " outputs, " + o.model + " has " + std::to_string(g.outputs.size()));
+
+  std::string profile = model_precision(model.model);
+  if (ref) profile = looser_precision(profile, model_precision(ref->model));
+  VerdictRules rules = default_rules(profile);
+  for (const auto& a : o.atol) apply_tolerance_flag(rules, "--atol", a);
+  for (const auto& r : o.rtol) apply_tolerance_flag(rules, "--rtol", r);
+  if (o.min_cosine >= 0) rules.min_cosine = o.min_cosine;
+  if (!std::isnan(o.min_snr)) rules.min_snr_db = o.min_snr;
+  for (const auto& [out, v] : rules.atol_by_output) {
+    (void)v;
+    if (!g.find_value(out)) throw UsageError("--atol '" + out + ":...': the model has no output '" + out + "'");
+  }
+
+  const auto eopts = exec_options(o.backend, o.threads);
+  backends::Executor exec(model.model, eopts);
+  std::unique_ptr<backends::Executor> ref_exec;
+  if (ref) ref_exec = std::make_unique<backends::Executor>(ref->model, eopts);
+
+  std::vector<OutputAggregate> agg(g.outputs.size());
+  for (size_t k = 0; k < g.outputs.size(); ++k) agg[k].name = g.outputs[k]->name;
+  nlohmann::ordered_json samples_json = nlohmann::ordered_json::array();
+
+  std::vector<std::string> dirs;
+  const std::string data_dir = have_golden ? o.golden : o.inputs;
+  if (!data_dir.empty()) dirs = sample_dirs(data_dir, o.max_samples);
+  const size_t n_samples = data_dir.empty() ? static_cast<size_t>(std::max(1, o.random_count)) : dirs.size();
+  int compared = 0;
+
+  for (size_t i = 0; i < n_samples; ++i) {
+    ir::BoundSample s = data_dir.empty()
+                            ? random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), static_cast<int>(i))
+                            : ir::bind_sample(g, ir::load_sample(dirs[i], have_golden || o.reference.empty()));
+    auto outs = exec.run(to_feeds(s));
+    if (!o.save_outputs.empty()) {
+      const fs::path d = fs::path(o.save_outputs) / s.name;
+      fs::create_directories(d);
+      for (size_t k = 0; k < outs.size(); ++k) {
+        if (outs[k].kind != backends::RValue::Kind::Tensor)
+          throw UnsupportedError("output '" + g.outputs[k]->name + "' is not a tensor and cannot be saved as .npy");
+        ir::save_npy(outs[k].tensor, (d / ("output_" + std::to_string(k) + ".npy")).string());
+      }
+    }
+    std::vector<std::optional<backends::RValue>> want(outs.size());
+    if (ref) {
+      auto r = ref_exec->run(to_feeds(s));
+      for (size_t k = 0; k < r.size(); ++k) want[k] = std::move(r[k]);
+    } else {
+      for (size_t k = 0; k < outs.size(); ++k)
+        if (s.expected[k]) want[k] = backends::RValue::of(*s.expected[k]);
+      if (have_golden && std::none_of(want.begin(), want.end(), [](const auto& w) { return w.has_value(); }))
+        throw ModelError(dirs[i] + ": no expected outputs (output_K.pb / output_K.npy / <output name>.npy)");
+    }
+    nlohmann::ordered_json sj{{"sample", s.name}, {"outputs", nlohmann::ordered_json::array()}};
+    for (size_t k = 0; k < outs.size(); ++k) {
+      if (!want[k]) continue;
+      auto& a = agg[k];
+      const ir::DType dt = want[k]->kind == backends::RValue::Kind::Tensor ? want[k]->tensor.dtype() : ir::DType::F32;
+      a.dtype = dt;
+      const auto m = backends::compare_values(outs[k], *want[k], tolerance_for(rules, a.name));
+      std::string why;
+      const bool ok = output_passes(rules, a.name, dt, m, &why);
+      ++a.samples;
+      ++compared;
+      if (!ok) { ++a.failed; if (a.first_failure.empty()) a.first_failure = s.name + ": " + why; }
+      a.max_abs = std::max(a.max_abs, m.max_abs);
+      a.max_rel = std::max(a.max_rel, m.max_rel);
+      a.mean_abs_sum += m.mean_abs;
+      a.min_cosine = std::min(a.min_cosine, m.cosine);
+      a.min_snr = std::min(a.min_snr, m.snr_db);
+      if (m.top1_agree) { ++a.top1_total; a.top1_agree += *m.top1_agree ? 1 : 0; }
+      sj["outputs"].push_back({{"name", a.name}, {"max_abs", json_num(m.max_abs)}, {"max_rel", json_num(m.max_rel)},
+                               {"mean_abs", json_num(m.mean_abs)}, {"cosine", json_num(m.cosine)},
+                               {"snr_db", json_num(m.snr_db)}, {"passed", ok}});
+    }
+    samples_json.push_back(std::move(sj));
+  }
+
+  bool all_ok = true;
+  nlohmann::ordered_json outputs_json = nlohmann::ordered_json::array();
+  for (const auto& a : agg) {
+    if (a.samples == 0) continue;
+    all_ok = all_ok && a.failed == 0;
+    nlohmann::ordered_json oj{{"name", a.name}, {"dtype", ir::dtype_name(a.dtype)}, {"samples", a.samples},
+                              {"failed", a.failed}, {"max_abs", json_num(a.max_abs)}, {"max_rel", json_num(a.max_rel)},
+                              {"mean_abs", json_num(a.mean_abs_sum / a.samples)}, {"min_cosine", json_num(a.min_cosine)},
+                              {"min_snr_db", json_num(a.min_snr)}};
+    if (a.top1_total) oj["top1_agreement"] = static_cast<double>(a.top1_agree) / a.top1_total;
+    if (!a.first_failure.empty()) oj["first_failure"] = a.first_failure;
+    outputs_json.push_back(std::move(oj));
+  }
+  const bool nothing = compared == 0 && !o.save_outputs.empty();
+  nlohmann::ordered_json report{{"model", o.model},
+                                {"against", have_golden ? "golden" : (have_ref ? "reference" : "none")},
+                                {"source", have_golden ? o.golden : (have_ref ? o.reference : "")},
+                                {"backend", o.backend}, {"threads", exec.threads()},
+                                {"samples", n_samples}, {"rules", describe_rules(rules)},
+                                {"outputs", outputs_json}, {"per_sample", samples_json},
+                                {"passed", all_ok}};
+  if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
+
+  if (o.json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::printf("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
+    if (compared == 0) {
+      std::printf("no expected outputs to compare%s\n", nothing ? "; outputs saved" : "");
+    } else {
+      std::printf("rules: %s\n", describe_rules(rules).c_str());
+      std::printf("%-28s %10s %10s %10s %10s %9s %6s  %s\n", "output", "max_abs", "max_rel", "mean_abs", "cosine", "snr_db", "top1", "verdict");
+      for (const auto& a : agg) {
+        if (a.samples == 0) continue;
+        std::string top1 = a.top1_total ? std::to_string(100 * a.top1_agree / a.top1_total) + "%" : "-";
+        std::printf("%-28s %10.3g %10.3g %10.3g %10.6f %9.2f %6s  %s\n", a.name.c_str(), a.max_abs, a.max_rel,
+                    a.mean_abs_sum / a.samples, a.min_cosine, a.min_snr, top1.c_str(), a.failed ? "FAIL" : "pass");
+      }
+      std::printf("verdict: %s\n", all_ok ? "PASS" : "FAIL");
+    }
+  }
+  if (!all_ok) {
+    for (const auto& a : agg)
+      if (a.failed) {
+        std::fprintf(stderr, "mcc: accuracy check failed: output '%s' failed on %d of %d sample(s) (first: %s)\n",
+                     a.name.c_str(), a.failed, a.samples, a.first_failure.c_str());
+        break;
+      }
+    return 1;
+  }
+  return 0;
+}
+
+void add_eval_command(CLI::App& app, CommandSlot& slot) {
+  auto o = std::make_shared<EvalOptions>();
+  auto* sub = app.add_subcommand("eval", "Run a model and compare with golden outputs or a reference model");
+  sub->add_option("model", o->model, "Model to run (.onnx)")->required();
+  sub->add_option("--golden", o->golden, "Folder of samples with inputs and expected outputs");
+  sub->add_option("--reference", o->reference, "Reference model run on the same inputs");
+  sub->add_option("--inputs", o->inputs, "Folder of input samples (ONNX test-data or NumPy layout)");
+  sub->add_option("--random", o->random_seed, "Generate seeded random inputs instead of --inputs");
+  sub->add_option("--random-samples", o->random_count, "How many random samples (default 1)");
+  sub->add_option("--samples", o->max_samples, "Use at most N samples of the folder");
+  sub->add_option("--dim", o->dims, "Set a symbolic dim: name=value (repeatable)");
+  sub->add_option("--shape", o->shapes, "Set an input shape: input=1x3x224x224 (repeatable)");
+  sub->add_option("--atol", o->atol, "Absolute tolerance, global or per output (out:1e-3); enables allclose");
+  sub->add_option("--rtol", o->rtol, "Relative tolerance, global or per output (out:1e-3); enables allclose");
+  sub->add_option("--min-cosine", o->min_cosine, "Minimum cosine similarity per output");
+  sub->add_option("--min-snr", o->min_snr, "Minimum SNR in dB per output");
+  sub->add_option("--save-outputs", o->save_outputs, "Write each sample's outputs to DIR/<sample>/output_K.npy");
+  sub->add_option("--backend", o->backend, "cpu or cuda (default cpu)");
+  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
+  sub->add_option("--report", o->report, "Write the JSON report to FILE");
+  sub->add_flag("--json", o->json, "Print the JSON report on stdout");
+  sub->add_flag("--per-layer", o->per_layer, "Compare every shared intermediate tensor (not available yet)");
+  sub->footer(
+      "Default rules depend on what is compared: fp32 allclose(atol=1e-4, rtol=1e-3) and cosine >= 0.9999;\n"
+      "fp16 cosine >= 0.999 and SNR >= 30 dB; bf16 0.995 / 20 dB; int8 0.99 / 15 dB; integer outputs exact.\n"
+      "Examples:\n"
+      "  mcc eval model.onnx --golden test_data_set_0\n"
+      "  mcc eval model.fp16.onnx --reference model.onnx --inputs samples/\n"
+      "  mcc eval model.onnx --random 0 --dim batch=1 --save-outputs outs/");
+  sub->callback([o, &slot] { slot.set([o] { return run_eval(*o); }); });
+}
+
+}  // namespace mcc::cli

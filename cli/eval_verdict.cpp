@@ -1,0 +1,111 @@
+// Verdict rules for `mcc eval` (see eval_verdict.h).
+#include "cli/eval_verdict.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace mcc::cli {
+namespace {
+
+int rank_of(const std::string& p) {
+  if (p == "int8") return 3;
+  if (p == "bf16") return 2;
+  if (p == "fp16") return 1;
+  return 0;
+}
+
+bool is_quantized_op(const ir::Node& n) {
+  static const char* kOps[] = {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul",
+                               "ConvInteger", "MatMulInteger", "DynamicQuantizeLinear"};
+  for (const char* op : kOps)
+    if (n.op_type == op) return true;
+  return false;
+}
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+}  // namespace
+
+std::string model_precision(const ir::Model& m) {
+  std::string p = "fp32";
+  for_each_graph(*m.graph, [&](ir::Graph& g) {
+    for (const ir::Node* n : g.nodes())
+      if (is_quantized_op(*n)) p = "int8";
+    if (p == "int8") return;
+    for (const ir::Value* v : g.values()) {
+      if (v->dtype == ir::DType::F16 && rank_of(p) < 1) p = "fp16";
+      if (v->dtype == ir::DType::BF16) p = "bf16";
+    }
+  });
+  return p;
+}
+
+std::string looser_precision(const std::string& a, const std::string& b) { return rank_of(a) >= rank_of(b) ? a : b; }
+
+VerdictRules default_rules(const std::string& profile) {
+  VerdictRules r;
+  r.profile = profile;
+  if (profile == "int8") { r.min_cosine = 0.99; r.min_snr_db = 15; }
+  else if (profile == "bf16") { r.min_cosine = 0.995; r.min_snr_db = 20; }
+  else if (profile == "fp16") { r.min_cosine = 0.999; r.min_snr_db = 30; }
+  else { r.atol = 1e-4; r.rtol = 1e-3; r.min_cosine = 0.9999; }
+  return r;
+}
+
+void apply_tolerance_flag(VerdictRules& r, const std::string& flag, const std::string& value) {
+  std::string out, num = value;
+  if (auto c = value.rfind(':'); c != std::string::npos) { out = value.substr(0, c); num = value.substr(c + 1); }
+  double v = 0;
+  auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+  if (ec != std::errc() || p != num.data() + num.size() || !(v >= 0) || !std::isfinite(v))
+    throw UsageError(flag + " '" + value + "': expected a non-negative number or output:number");
+  const bool is_atol = flag == "--atol";
+  if (out.empty()) {
+    if (is_atol) r.atol = v; else r.rtol = v;
+    if (is_atol && !r.rtol) r.rtol = 0;
+    if (!is_atol && !r.atol) r.atol = 0;
+  } else {
+    (is_atol ? r.atol_by_output : r.rtol_by_output)[out] = v;
+  }
+}
+
+std::string describe_rules(const VerdictRules& r) {
+  std::string s = r.profile + ":";
+  if (r.atol || r.rtol) s += " allclose(atol=" + fmt(r.atol.value_or(0)) + ", rtol=" + fmt(r.rtol.value_or(0)) + "),";
+  s += " cosine >= " + fmt(r.min_cosine);
+  if (r.min_snr_db > -1e299) s += ", snr >= " + fmt(r.min_snr_db) + " dB";
+  for (const auto& [o, v] : r.atol_by_output) s += ", atol[" + o + "]=" + fmt(v);
+  for (const auto& [o, v] : r.rtol_by_output) s += ", rtol[" + o + "]=" + fmt(v);
+  return s + "; integer outputs exact";
+}
+
+backends::Tolerance tolerance_for(const VerdictRules& r, const std::string& output) {
+  backends::Tolerance t{r.atol.value_or(0), r.rtol.value_or(0)};
+  if (auto it = r.atol_by_output.find(output); it != r.atol_by_output.end()) t.atol = it->second;
+  if (auto it = r.rtol_by_output.find(output); it != r.rtol_by_output.end()) t.rtol = it->second;
+  return t;
+}
+
+bool output_passes(const VerdictRules& r, const std::string& output, ir::DType dtype,
+                   const backends::TensorMetrics& m, std::string* why) {
+  auto fail = [&](std::string w) { if (why) *why = std::move(w); return false; };
+  if (!m.comparable) return fail(m.mismatch);
+  if (m.nan_inf_mismatch) return fail(std::to_string(m.nan_inf_mismatch) + " NaN/Inf positions differ");
+  if (!ir::info(dtype).is_float) {
+    if (m.not_close) return fail(std::to_string(m.not_close) + " of " + std::to_string(m.numel) + " elements differ (exact comparison)");
+    return true;
+  }
+  const bool check_close = r.atol || r.rtol || r.atol_by_output.count(output) || r.rtol_by_output.count(output);
+  if (check_close && m.not_close)
+    return fail(std::to_string(m.not_close) + " of " + std::to_string(m.numel) + " elements outside allclose (max abs err " + fmt(m.max_abs) + ")");
+  if (m.cosine < r.min_cosine) return fail("cosine " + fmt(m.cosine) + " < " + fmt(r.min_cosine));
+  if (m.snr_db < r.min_snr_db) return fail("SNR " + fmt(m.snr_db) + " dB < " + fmt(r.min_snr_db) + " dB");
+  return true;
+}
+
+}  // namespace mcc::cli
