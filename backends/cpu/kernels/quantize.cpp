@@ -1,0 +1,377 @@
+// Linear quantization kernels.
+//   QuantizeLinear    opsets 10-28: x f32|f16|bf16|i32, y_scale f32|f16|bf16, y_zero_point
+//                     u8|i8|u16|i16|u4|i4|f8e4m3fn|f8e4m3fnuz|f8e5m2|f8e5m2fnuz|f4e2m1 (or
+//                     output_dtype); per-tensor, per-axis and blocked (block_size) scales;
+//                     round half to even, saturating (float8: saturate attribute).
+//   DequantizeLinear  opsets 10-28: x any of the quantized types above or i32, scale f32|f16|bf16;
+//                     output dtype = scale dtype or output_dtype (f32|f16|bf16).
+//   DynamicQuantizeLinear opset 11: x f32 -> u8, f32 scale, u8 zero point.
+// Arithmetic is done in f32 (the scale's precision for f32/f16/bf16 scales); int32 inputs are
+// converted to f32. Not supported: int2/uint2, float6 types, the `precision` attribute other than
+// f32-or-narrower (the division is always f32).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backends/cpu/kernels/control_kernels.h"
+#include "backends/cpu/kernels/kernel_util.h"
+
+namespace mcc::backends::cpu {
+namespace {
+
+using ir::DType;
+
+// ---------------------------------------------------------------- small float formats
+
+// A small float format (float8/float4): exponent and mantissa widths, bias, and how it encodes
+// NaN/Inf. Codes are decoded through a table and encoded by a nearest-value search with ties to
+// the even code, which is round-half-to-even.
+struct MiniFloat {
+  int bits, exp_bits, man_bits, bias;
+  bool has_inf;     // e5m2: IEEE-like inf/NaN at the top exponent
+  bool nan_0x80;    // fnuz: 0x80 is the only NaN, there is no negative zero
+  bool no_nan;      // f4e2m1: every code is finite
+  std::array<float, 256> value{};  // decoded values of all codes
+  int max_code = 0;                // largest finite positive code
+  float max_value = 0;
+
+  MiniFloat(int b, int e, int m, int bi, bool inf, bool fnuz, bool nonan)
+      : bits(b), exp_bits(e), man_bits(m), bias(bi), has_inf(inf), nan_0x80(fnuz), no_nan(nonan) {
+    const int n = 1 << bits;
+    const int sign_bit = 1 << (bits - 1);
+    for (int c = 0; c < n; ++c) value[c] = decode_bits(c, sign_bit);
+    for (int c = 0; c < sign_bit; ++c)
+      if (std::isfinite(value[c])) max_code = c;
+    max_value = value[max_code];
+  }
+  float decode_bits(int c, int sign_bit) const {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    if (nan_0x80 && c == sign_bit) return nan;
+    const bool neg = c & sign_bit;
+    const int mag = c & (sign_bit - 1);
+    const int e = mag >> man_bits, m = mag & ((1 << man_bits) - 1);
+    const int emax = (1 << exp_bits) - 1;
+    float v;
+    if (has_inf && e == emax) v = m == 0 ? std::numeric_limits<float>::infinity() : nan;
+    else if (!has_inf && !nan_0x80 && !no_nan && mag == sign_bit - 1) v = nan;  // e4m3fn: S.1111.111
+    else if (e == 0) v = std::ldexp(static_cast<float>(m), 1 - bias - man_bits);
+    else v = std::ldexp(1.f + static_cast<float>(m) / static_cast<float>(1 << man_bits), e - bias);
+    return neg ? -v : v;
+  }
+  uint8_t nan_code() const { return nan_0x80 ? 0x80 : static_cast<uint8_t>((1 << (bits - 1)) - 1); }
+  uint8_t encode(float x, bool saturate) const {
+    const int sign_bit = 1 << (bits - 1);
+    if (std::isnan(x)) return no_nan ? 0 : nan_code();
+    const bool neg = std::signbit(x);
+    float a = std::fabs(x);
+    int code;
+    if (a > max_value) {
+      const float ulp = max_value - value[max_code - 1];
+      const float mid = max_value + ulp / 2;
+      const bool to_max = saturate || no_nan || a < mid || (a == mid && (max_code % 2 == 0));
+      if (to_max) code = max_code;
+      else if (has_inf) code = max_code + 1;           // +inf
+      else return nan_code();                          // fn/fnuz overflow -> NaN
+    } else {
+      // Largest code with value <= a (values of 0..max_code are increasing).
+      int lo = 0, hi = max_code;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (value[mid] <= a) lo = mid; else hi = mid - 1;
+      }
+      code = lo;
+      if (lo < max_code) {
+        const float dl = a - value[lo], dh = value[lo + 1] - a;
+        if (dh < dl || (dh == dl && (lo % 2 == 1))) code = lo + 1;
+      }
+    }
+    if (neg && !(nan_0x80 && code == 0)) code |= sign_bit;
+    return static_cast<uint8_t>(code);
+  }
+};
+
+const MiniFloat* minifloat_for(DType dt) {
+  static const MiniFloat e4m3fn(8, 4, 3, 7, false, false, false);
+  static const MiniFloat e4m3fnuz(8, 4, 3, 8, false, true, false);
+  static const MiniFloat e5m2(8, 5, 2, 15, true, false, false);
+  static const MiniFloat e5m2fnuz(8, 5, 2, 16, false, true, false);
+  static const MiniFloat f4e2m1(4, 2, 1, 1, false, false, true);
+  switch (dt) {  // not a compute dispatch: picks the format table of a storage-only dtype
+    case DType::F8E4M3FN: return &e4m3fn;
+    case DType::F8E4M3FNUZ: return &e4m3fnuz;
+    case DType::F8E5M2: return &e5m2;
+    case DType::F8E5M2FNUZ: return &e5m2fnuz;
+    case DType::F4E2M1: return &f4e2m1;
+    default: return nullptr;
+  }
+}
+
+// ---------------------------------------------------------------- quantized element codecs
+
+// Reads/writes element i of a quantized buffer as float. Integer codecs round half to even and
+// saturate; 4-bit types are packed two per byte, low nibble first.
+struct QCodec {
+  DType dt;
+  const MiniFloat* mf = nullptr;
+  bool packed = false;
+  float lo = 0, hi = 0;   // integer range
+
+  float load(const std::byte* p, int64_t i) const {
+    const auto* u = reinterpret_cast<const uint8_t*>(p);
+    switch (dt) {
+      case DType::U8: return u[i];
+      case DType::I8: return static_cast<int8_t>(u[i]);
+      case DType::U16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+      case DType::I16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+      case DType::I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return static_cast<float>(v); }
+      default: break;
+    }
+    if (packed) {
+      const int nib = (u[i / 2] >> ((i % 2) * 4)) & 0xF;
+      if (mf) return mf->value[nib];
+      if (dt == DType::I4) return static_cast<float>(nib >= 8 ? nib - 16 : nib);
+      return static_cast<float>(nib);
+    }
+    return mf->value[u[i]];
+  }
+  // v: already divided by the scale; zp: zero point as float.
+  void store(std::byte* p, int64_t i, float v, float zp, bool saturate) const {
+    auto* u = reinterpret_cast<uint8_t*>(p);
+    int code;
+    if (mf) {
+      // Float8 quantization ignores the zero point (as the reference does); float4 adds it.
+      code = mf->encode(mf->bits == 4 ? v + zp : v, saturate);
+    } else {
+      float q = std::nearbyint(v) + zp;
+      q = std::min(std::max(q, lo), hi);
+      if (std::isnan(v)) q = 0;
+      switch (dt) {
+        case DType::U16: { uint16_t s = static_cast<uint16_t>(q); std::memcpy(p + 2 * i, &s, 2); return; }
+        case DType::I16: { int16_t s = static_cast<int16_t>(q); std::memcpy(p + 2 * i, &s, 2); return; }
+        case DType::I32: { int32_t s = static_cast<int32_t>(q); std::memcpy(p + 4 * i, &s, 4); return; }
+        default: code = static_cast<int>(q); break;
+      }
+    }
+    if (packed) {
+      const int sh = (i % 2) * 4;
+      u[i / 2] = static_cast<uint8_t>((u[i / 2] & ~(0xF << sh)) | ((code & 0xF) << sh));
+    } else {
+      u[i] = static_cast<uint8_t>(code);
+    }
+  }
+};
+
+QCodec codec_for(const ir::Node& n, DType dt, bool allow_i32) {
+  QCodec c{dt};
+  c.mf = minifloat_for(dt);
+  c.packed = dt == DType::U4 || dt == DType::I4 || dt == DType::F4E2M1;
+  switch (dt) {  // not a compute dispatch: the integer range of a storage dtype
+    case DType::U8: c.lo = 0; c.hi = 255; break;
+    case DType::I8: c.lo = -128; c.hi = 127; break;
+    case DType::U16: c.lo = 0; c.hi = 65535; break;
+    case DType::I16: c.lo = -32768; c.hi = 32767; break;
+    case DType::U4: c.lo = 0; c.hi = 15; break;
+    case DType::I4: c.lo = -8; c.hi = 7; break;
+    case DType::I32:
+      if (!allow_i32) throw UnsupportedError(n.describe() + ": " + n.op_type + " to int32 is not supported");
+      c.lo = -2147483648.f; c.hi = 2147483520.f; break;
+    default:
+      if (!c.mf)
+        throw UnsupportedError(n.describe() + ": " + n.op_type + ": quantized dtype " + ir::dtype_name(dt) +
+                               " not supported; supported: u8, i8, u16, i16, u4, i4, f8 (4 kinds), f4e2m1" +
+                               (allow_i32 ? ", i32" : ""));
+  }
+  return c;
+}
+
+// ---------------------------------------------------------------- scale layout
+
+// How the scale (and zero point) maps onto x: per-tensor, per-axis along `axis`, or blocked along
+// `axis` with `block` elements per scale. x is viewed as [outer, len, inner].
+struct ScaleLayout {
+  int64_t outer = 1, len = 1, inner = 1, block = 0, slen = 1;
+  bool per_tensor = true;
+
+  // Scale offset of x element (o, a, i) and the scale stride along i.
+  int64_t base(int64_t o, int64_t a) const {
+    if (per_tensor) return 0;
+    if (block == 0) return a;
+    return (o * slen + a / block) * inner;
+  }
+  int64_t inner_step() const { return !per_tensor && block > 0 ? 1 : 0; }
+};
+
+ScaleLayout scale_layout(const ir::Node& n, const std::vector<int64_t>& xd, const ir::Tensor& scale,
+                         int64_t axis_attr, int64_t block_size) {
+  ScaleLayout L;
+  for (int64_t d : xd) L.len *= d;
+  const auto& sd = scale.dims();
+  // A one-element scale (scalar or [1]) is per-tensor; so is any scale of a rank-0/1 input
+  // whose scale has one element.
+  if (block_size == 0 && scale.numel() == 1 && sd.size() <= 1) return L;
+  const int64_t rank = static_cast<int64_t>(xd.size());
+  if (rank == 0) throw ModelError(n.describe() + ": a non-scalar scale needs an input of rank >= 1");
+  const int64_t axis = normalize_axis(n, axis_attr, rank);
+  L.per_tensor = false;
+  L.outer = 1; L.inner = 1;
+  for (int64_t i = 0; i < axis; ++i) L.outer *= xd[i];
+  for (int64_t i = axis + 1; i < rank; ++i) L.inner *= xd[i];
+  L.len = xd[axis];
+  if (block_size > 0) {
+    if (static_cast<int64_t>(sd.size()) != rank)
+      throw ModelError(n.describe() + ": blocked quantization needs a scale of the input's rank");
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != axis && sd[i] != xd[i])
+        throw ModelError(n.describe() + ": blocked scale shape does not match the input outside the axis");
+    L.slen = sd[axis];
+    const int64_t need = (L.len + block_size - 1) / block_size;
+    if (L.slen != need)
+      throw ModelError(n.describe() + ": blocked scale has " + std::to_string(L.slen) + " entries on axis " +
+                       std::to_string(axis) + ", expected " + std::to_string(need));
+    L.block = block_size;
+  } else {
+    if (sd.size() != 1 || sd[0] != L.len)
+      throw ModelError(n.describe() + ": per-axis scale must be 1-D of length " + std::to_string(L.len) +
+                       " (axis " + std::to_string(axis) + ")");
+  }
+  return L;
+}
+
+// Runs f(x_offset, count, scale_offset, scale_step) over every run of x sharing one layout row,
+// split across threads by rows (packed outputs run serially: two elements share a byte).
+template <class F>
+void for_each_run(KernelContext& ctx, const ScaleLayout& L, bool serial, F&& f) {
+  const int64_t rows = L.outer * L.len;
+  auto body = [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t o = r / L.len, a = r % L.len;
+      f(r * L.inner, L.inner, L.base(o, a), L.inner_step());
+    }
+  };
+  if (serial) body(0, rows);
+  else ctx.parallel_for(rows, L.inner * 4, body);
+}
+
+std::vector<float> read_zero_point(const ir::Node& n, KernelContext& ctx, size_t idx, const QCodec& c,
+                                   int64_t expect_numel) {
+  std::vector<float> zp;
+  if (!ctx.has_input(idx)) return zp;
+  const ir::Tensor& z = ctx.in(idx);
+  if (z.numel() != expect_numel)
+    throw ModelError(n.describe() + ": zero point has " + std::to_string(z.numel()) +
+                     " elements, the scale has " + std::to_string(expect_numel));
+  zp.resize(static_cast<size_t>(z.numel()));
+  for (int64_t i = 0; i < z.numel(); ++i) zp[i] = c.load(z.raw(), i);
+  return zp;
+}
+
+// ---------------------------------------------------------------- QuantizeLinear
+
+Kernel make_quantize(const ir::Node& node) {
+  const int64_t axis = node.attr_int("axis", 1);
+  const bool saturate = node.attr_int("saturate", 1) != 0;
+  const int64_t block = node.attr_int("block_size", 0);
+  const int64_t out_attr = node.attr_int("output_dtype", 0);
+  if (block < 0) throw ModelError(node.describe() + ": block_size must be >= 0");
+  return [=](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    const ir::Tensor& s = ctx.in(1);
+    DType qt = out_attr ? static_cast<DType>(out_attr) : DType::U8;
+    if (ctx.has_input(2)) {
+      const DType zt = ctx.in(2).dtype();
+      if (out_attr && zt != qt)
+        throw ModelError(n.describe() + ": output_dtype and the zero point's dtype differ");
+      qt = zt;
+    }
+    const QCodec c = codec_for(n, qt, false);
+    const ScaleLayout L = scale_layout(n, x.dims(), s, axis, block);
+    const auto scale = read_float_tensor(n, s, "y_scale");
+    const auto zp = read_zero_point(n, ctx, 2, c, s.numel());
+    ir::Tensor& y = ctx.alloc_output(0, qt, x.dims());
+    std::byte* yp = y.mutable_raw();
+    ir::dispatch<DType::F32, DType::F16, DType::BF16, DType::I32>(x.dtype(), n.describe() + ": QuantizeLinear x", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* xp = x.data<T>().data();
+      for_each_run(ctx, L, c.packed, [&](int64_t off, int64_t cnt, int64_t so, int64_t step) {
+        for (int64_t i = 0; i < cnt; ++i) {
+          const int64_t k = so + i * step;
+          const float z = zp.empty() ? 0.f : zp[k];
+          c.store(yp, off + i, static_cast<float>(xp[off + i]) / scale[k], z, saturate);
+        }
+      });
+    });
+  };
+}
+
+// ---------------------------------------------------------------- DequantizeLinear
+
+Kernel make_dequantize(const ir::Node& node) {
+  const int64_t axis = node.attr_int("axis", 1);
+  const int64_t block = node.attr_int("block_size", 0);
+  const int64_t out_attr = node.attr_int("output_dtype", 0);
+  if (block < 0) throw ModelError(node.describe() + ": block_size must be >= 0");
+  return [=](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    const ir::Tensor& s = ctx.in(1);
+    const QCodec c = codec_for(n, x.dtype(), true);
+    if (ctx.has_input(2) && ctx.in(2).dtype() != x.dtype())
+      throw ModelError(n.describe() + ": zero point dtype " + ir::dtype_name(ctx.in(2).dtype()) +
+                       " differs from x dtype " + ir::dtype_name(x.dtype()));
+    const ScaleLayout L = scale_layout(n, x.dims(), s, axis, block);
+    const auto scale = read_float_tensor(n, s, "x_scale");
+    const auto zp = read_zero_point(n, ctx, 2, c, s.numel());
+    const DType yt = out_attr ? static_cast<DType>(out_attr) : s.dtype();
+    ir::Tensor& y = ctx.alloc_output(0, yt, x.dims());
+    const std::byte* xp = x.raw();
+    ir::dispatch<DType::F32, DType::F16, DType::BF16>(yt, n.describe() + ": DequantizeLinear output", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* yp = y.mutable_data<T>().data();
+      for_each_run(ctx, L, false, [&](int64_t off, int64_t cnt, int64_t so, int64_t step) {
+        for (int64_t i = 0; i < cnt; ++i) {
+          const int64_t k = so + i * step;
+          const float z = zp.empty() ? 0.f : zp[k];
+          yp[off + i] = static_cast<T>((c.load(xp, off + i) - z) * scale[k]);
+        }
+      });
+    });
+  };
+}
+
+// ---------------------------------------------------------------- DynamicQuantizeLinear
+
+void dynamic_quantize(KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  const ir::Tensor& x = ctx.in(0);
+  if (x.dtype() != DType::F32)
+    throw UnsupportedError(n.describe() + ": DynamicQuantizeLinear: dtype " + ir::dtype_name(x.dtype()) +
+                           " not supported; supported: f32");
+  const auto xs = x.data<float>();
+  float mn = 0.f, mx = 0.f;
+  for (float v : xs) { mn = std::min(mn, v); mx = std::max(mx, v); }
+  const float scale = (mx == mn ? 1.f : mx - mn) / 255.f;
+  const float zpf = std::nearbyint(std::min(255.f, std::max(0.f, 0.f - mn / scale)));
+  ir::Tensor& y = ctx.alloc_output(0, DType::U8, x.dims());
+  uint8_t* yp = y.mutable_data<uint8_t>().data();
+  ctx.parallel_for(x.numel(), 4, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float q = std::nearbyint(xs[i] / scale) + zpf;
+      yp[i] = static_cast<uint8_t>(std::min(255.f, std::max(0.f, q)));
+    }
+  });
+  if (ctx.wants_output(1)) ctx.set_output(1, ir::Tensor::scalar<float>(scale));
+  if (ctx.wants_output(2)) ctx.set_output(2, ir::Tensor::scalar<uint8_t>(static_cast<uint8_t>(zpf)));
+}
+
+}  // namespace
+
+void register_quantize(KernelRegistry& r) {
+  r.add("QuantizeLinear", 10, 0, make_quantize);
+  r.add("DequantizeLinear", 10, 0, make_dequantize);
+  r.add("DynamicQuantizeLinear", 11, 0, stateless(dynamic_quantize));
+}
+
+}  // namespace mcc::backends::cpu
