@@ -230,6 +230,12 @@ TEST_CASE("DFT: real and complex input, onesided, inverse, axis attribute and in
   // dft_length 2 truncates: DFT of [1, 2] = [3, -1].
   CHECK(max_diff(OneNode("DFT", 17).in(x).in(i64s(2)).run1(), {3, 0, -1, 0}) < 1e-5);
   CHECK_THROWS_AS(OneNode("DFT", 17).in(x).i("axis", 2).run(), mcc::ModelError);
+  // Power-of-two lengths take the FFT path: cos(2*pi*n/8) has X[1] = X[7] = 4, on axis 2 here.
+  std::vector<double> c8;
+  for (int k = 0; k < 8; ++k) c8.push_back(std::cos(2 * 3.14159265358979 * k / 8));
+  y = OneNode("DFT", 20).in(f32({1, 1, 8, 1}, c8)).none().in(i64s(2)).run1();
+  CHECK(y.dims() == std::vector<int64_t>{1, 1, 8, 2});
+  CHECK(max_diff(y, {0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0}) < 1e-5);
 }
 
 TEST_CASE("STFT frames the signal and MelWeightMatrix builds triangles") {

@@ -6,13 +6,14 @@
 //   STFT             opset 17 (frame_step, optional window and frame_length, onesided)
 //   MelWeightMatrix  opset 17 (output_datatype)
 // dtypes: signals f32, f64, f16, bf16; sizes/lengths i32, i64; windows and mel matrices any
-// numeric output_datatype. Accumulation: f64 (direct DFT with an exact twiddle table, so any
-// length works; cost O(n^2) per transform).
+// numeric output_datatype. Accumulation: f64 (radix-2 FFT for power-of-two lengths, otherwise a
+// direct O(n^2) sum with an exact twiddle table, so any length works).
 // Not supported: nothing known.
 #include <cmath>
 #include <complex>
 #include <numbers>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/kernels/misc_util.h"
@@ -68,9 +69,36 @@ std::vector<cplx> twiddles(int64_t n, double sign) {
   return t;
 }
 
-/// out[k] = sum_{j < min(in_len, n)} in[j] * tw[j*k mod n], for k < out_len.
+/// Iterative radix-2 FFT of the zero-padded/truncated input (n a power of two).
+void fft_pow2(const std::vector<cplx>& in, int64_t n, const std::vector<cplx>& tw, int64_t out_len, double scale,
+              std::vector<cplx>& out) {
+  std::vector<cplx> a(static_cast<size_t>(n), cplx{0, 0});
+  const int64_t m = std::min<int64_t>(static_cast<int64_t>(in.size()), n);
+  for (int64_t j = 0; j < m; ++j) a[j] = in[j];
+  for (int64_t i = 1, j = 0; i < n; ++i) {  // bit-reversal permutation
+    int64_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  for (int64_t len = 2; len <= n; len <<= 1) {
+    const int64_t half = len / 2, step = n / len;
+    for (int64_t s = 0; s < n; s += len)
+      for (int64_t k = 0; k < half; ++k) {
+        const cplx u = a[s + k], v = a[s + k + half] * tw[k * step];
+        a[s + k] = u + v;
+        a[s + k + half] = u - v;
+      }
+  }
+  out.assign(static_cast<size_t>(out_len), cplx{0, 0});
+  for (int64_t k = 0; k < out_len && k < n; ++k) out[k] = a[k] * scale;
+}
+
+/// out[k] = sum_{j < min(in_len, n)} in[j] * tw[j*k mod n], for k < out_len (radix-2 FFT when n
+/// is a power of two, the direct sum otherwise).
 void dft_direct(const std::vector<cplx>& in, int64_t n, const std::vector<cplx>& tw, int64_t out_len, double scale,
                 std::vector<cplx>& out) {
+  if (n >= 8 && (n & (n - 1)) == 0) return fft_pow2(in, n, tw, out_len, scale, out);
   const int64_t m = std::min<int64_t>(static_cast<int64_t>(in.size()), n);
   out.assign(static_cast<size_t>(out_len), cplx{0, 0});
   for (int64_t k = 0; k < out_len; ++k) {
