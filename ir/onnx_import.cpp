@@ -1,0 +1,604 @@
+// ONNX → IR import: parses a ModelProto streaming from the file (peak memory ≈ the model size:
+// tensor bytes are moved out of protobuf strings, never copied), maps external data, resolves
+// value names through graph scopes and sorts graphs topologically.
+//
+// Losslessness: every message is taken apart destructively. What the IR models is moved out;
+// whatever remains (fields mcc does not model, optional fields present with their default value,
+// unknown fields of newer ONNX releases) is serialized into the owner's `proto_passthrough` and
+// merged back first on export, so presence and unknown fields survive without special cases.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx-data_pb.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <unordered_map>
+
+#include "ir/onnx_io.h"
+#include "ir/onnx_proto_util.h"
+
+namespace mcc::ir {
+namespace {
+
+namespace pb = google::protobuf;
+namespace fs = std::filesystem;
+using onnx_util::take_unknown_metadata;
+
+// Moves an optional field into `dst` when it holds a non-default value; a field present with its
+// default value stays in the message (and so in the passthrough bytes, keeping its presence).
+#define MCC_TAKE_STRING(msg, field, dst)                    \
+  do {                                                      \
+    if ((msg).has_##field() && !(msg).field().empty()) {    \
+      (dst) = std::move(*(msg).mutable_##field());          \
+      (msg).clear_##field();                                \
+    }                                                       \
+  } while (0)
+#define MCC_TAKE_SCALAR(msg, field, dst)                    \
+  do {                                                      \
+    if ((msg).has_##field() && (msg).field() != 0) {        \
+      (dst) = (msg).field();                                \
+      (msg).clear_##field();                                \
+    }                                                       \
+  } while (0)
+
+bool float_is_default(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits == 0;  // -0.0 and NaN are values, not the default
+}
+
+std::string remainder(const pb::Message& m) {
+  return m.ByteSizeLong() == 0 ? std::string() : onnx_util::serialize(m);
+}
+
+struct ImportContext {
+  std::string base_dir;
+  std::unordered_map<std::string, int64_t> opsets;  // domain ("" for ai.onnx) -> version
+  int since_version(const std::string& domain) const {
+    auto it = opsets.find(domain == "ai.onnx" ? std::string() : domain);
+    return it == opsets.end() ? 0 : static_cast<int>(it->second);
+  }
+};
+
+// ---------------------------------------------------------------- tensors
+
+int64_t parse_i64(const std::string& s, const std::string& what) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0)
+    throw ModelError("external data " + what + " '" + s + "' is not a non-negative integer");
+  return v;
+}
+
+/// The location must stay inside the model's folder: no absolute paths, no '..' components.
+void check_location(const std::string& loc) {
+  if (loc.empty()) throw ModelError("external data has an empty location");
+  const fs::path p(loc);
+  if (p.is_absolute() || loc.front() == '/')
+    throw ModelError("external data location '" + loc + "' is absolute; it must be relative to the model's folder");
+  for (const auto& part : p)
+    if (part == "..") throw ModelError("external data location '" + loc + "' escapes the model's folder ('..')");
+}
+
+std::shared_ptr<Buffer> map_external(onnx::TensorProto& tp, ExternalRef& ref, const ImportContext& ctx) {
+  for (auto& e : *tp.mutable_external_data()) {
+    const std::string& k = e.key();
+    if (k == "location") ref.location = e.value();
+    else if (k == "offset") ref.offset = parse_i64(e.value(), "offset");
+    else if (k == "length") ref.length = parse_i64(e.value(), "length");
+    else if (k == "checksum") ref.checksum = e.value();
+    else ref.extra.emplace_back(k, e.value());
+  }
+  check_location(ref.location);
+  const std::string path = (fs::path(ctx.base_dir) / ref.location).string();
+  tp.clear_external_data();
+  tp.clear_data_location();
+  return map_file_range(path, static_cast<uint64_t>(ref.offset < 0 ? 0 : ref.offset), ref.length);
+}
+
+/// Element count a typed field must hold: one entry per element (two for complex), or one entry
+/// per packed byte for 4-bit types.
+size_t typed_count(DType dt, int64_t numel) {
+  const int bits = info(dt).bits;
+  if (dt == DType::C64 || dt == DType::C128) return static_cast<size_t>(numel) * 2;
+  if (bits > 0 && bits < 8) return (static_cast<size_t>(numel) * static_cast<size_t>(bits) + 7) / 8;
+  return static_cast<size_t>(numel);
+}
+
+/// Little-endian bytes of a typed field, each entry truncated to `width` bytes.
+template <class Src>
+std::shared_ptr<Buffer> pack_typed(const pb::RepeatedField<Src>& src, size_t expect, size_t width,
+                                   const char* field) {
+  if (static_cast<size_t>(src.size()) != expect)
+    throw ModelError(std::string(field) + " holds " + std::to_string(src.size()) + " values, expected " +
+                     std::to_string(expect));
+  auto buf = make_owned_buffer(expect * width);
+  std::byte* out = buf->mutable_data();
+  if (width == sizeof(Src)) {
+    if (expect) std::memcpy(out, src.data(), expect * width);
+  } else {
+    for (size_t i = 0; i < expect; ++i) {
+      const auto v = static_cast<uint64_t>(src.Get(static_cast<int>(i)));
+      std::memcpy(out + i * width, &v, width);  // little-endian host: low bytes first
+    }
+  }
+  return buf;
+}
+
+/// Converts the typed field that matches the dtype into raw bytes and clears it; nullptr when
+/// the dtype has no typed field with data (left to the caller).
+std::shared_ptr<Buffer> take_typed(onnx::TensorProto& tp, DType dt, int64_t numel) {
+  const size_t n = typed_count(dt, numel);
+  const int bits = info(dt).bits;
+  const size_t width = bits >= 8 ? static_cast<size_t>(bits) / 8 : 1;
+  std::shared_ptr<Buffer> buf;
+  switch (dt) {
+    case DType::F32: case DType::C64:
+      if (tp.float_data_size() == 0) return nullptr;
+      buf = pack_typed(tp.float_data(), n, 4, "float_data");
+      tp.clear_float_data();
+      return buf;
+    case DType::F64: case DType::C128:
+      if (tp.double_data_size() == 0) return nullptr;
+      buf = pack_typed(tp.double_data(), n, 8, "double_data");
+      tp.clear_double_data();
+      return buf;
+    case DType::I64:
+      if (tp.int64_data_size() == 0) return nullptr;
+      buf = pack_typed(tp.int64_data(), n, 8, "int64_data");
+      tp.clear_int64_data();
+      return buf;
+    case DType::U32: case DType::U64:
+      if (tp.uint64_data_size() == 0) return nullptr;
+      buf = pack_typed(tp.uint64_data(), n, width, "uint64_data");
+      tp.clear_uint64_data();
+      return buf;
+    case DType::I32: case DType::I16: case DType::I8: case DType::U16: case DType::U8:
+    case DType::Bool: case DType::F16: case DType::BF16: case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ: case DType::U4:
+    case DType::I4: case DType::F4E2M1:
+      if (tp.int32_data_size() == 0) return nullptr;
+      buf = pack_typed(tp.int32_data(), n, width, "int32_data");
+      tp.clear_int32_data();
+      return buf;
+    default:
+      return nullptr;  // unknown dtype: typed fields stay in the passthrough bytes
+  }
+}
+
+Tensor import_tensor(onnx::TensorProto& tp, const ImportContext& ctx) {
+  std::string name, doc;
+  MCC_TAKE_STRING(tp, name, name);
+  try {
+    std::vector<int64_t> dims(tp.dims().begin(), tp.dims().end());
+    tp.clear_dims();
+    int32_t code = 0;
+    MCC_TAKE_SCALAR(tp, data_type, code);
+    const DType dt = static_cast<DType>(code);
+    MCC_TAKE_STRING(tp, doc_string, doc);
+    const int64_t numel = checked_numel(dims);
+
+    Tensor t;
+    std::optional<ExternalRef> ext;
+    if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
+      if (dt == DType::String) throw ModelError("string tensors cannot use external data");
+      ext.emplace();
+      t = Tensor::from_buffer(dt, std::move(dims), map_external(tp, *ext, ctx));
+    } else if (dt == DType::String) {
+      std::vector<std::string> values;
+      values.reserve(static_cast<size_t>(tp.string_data_size()));
+      for (auto& s : *tp.mutable_string_data()) values.push_back(std::move(s));
+      tp.clear_string_data();
+      t = Tensor::from_strings(std::move(dims), std::move(values));
+    } else {
+      std::shared_ptr<Buffer> buf;
+      if (tp.has_raw_data() && !tp.raw_data().empty()) {
+        buf = make_owned_buffer(std::move(*tp.mutable_raw_data()));  // moved, not copied
+        tp.clear_raw_data();
+      } else {
+        buf = take_typed(tp, dt, numel);
+      }
+      if (!buf) {
+        if (info(dt).bits > 0 && numel > 0)
+          throw ModelError("has no data (" + std::to_string(numel) + " elements of " + dtype_name(dt) + " declared)");
+        buf = make_owned_buffer(std::string());
+      }
+      t = Tensor::from_buffer(dt, std::move(dims), std::move(buf));
+    }
+    t.external = std::move(ext);
+    t.name = std::move(name);
+    t.doc_string = std::move(doc);
+    t.proto_passthrough = remainder(tp);
+    return t;
+  } catch (Error& e) {
+    e.add_context("tensor '" + name + "'");
+    throw;
+  }
+}
+
+// ---------------------------------------------------------------- values and types
+
+void import_type(onnx::TypeProto& tp, Value& v) {
+  v.has_type = true;
+  DType dt = DType::Undefined;
+  Shape shape;
+  if (onnx_util::decode_tensor_type(tp, dt, shape)) {
+    v.dtype = dt;
+    v.shape = std::move(shape);
+    // Keep the original bytes when the IR form does not reproduce them exactly (denotation,
+    // dim_param "", elem_type present but 0, unknown fields ...).
+    onnx::TypeProto re;
+    onnx_util::encode_tensor_type(v.dtype, v.shape, re);
+    if (onnx_util::serialize(re) == onnx_util::serialize(tp)) return;
+  }
+  v.type_passthrough.bytes = onnx_util::serialize(tp);  // sequence, map, optional, sparse ...
+}
+
+void import_value_info(onnx::ValueInfoProto& vi, Value& v) {
+  if (!vi.name().empty()) vi.clear_name();
+  if (vi.has_type()) {
+    import_type(*vi.mutable_type(), v);
+    vi.clear_type();
+  }
+  MCC_TAKE_STRING(vi, doc_string, v.doc_string);
+  v.metadata_props = take_unknown_metadata(vi, onnx_util::kValueInfoMetadataField);
+  v.proto_passthrough = remainder(vi);
+}
+
+// ---------------------------------------------------------------- graphs
+
+void import_graph(onnx::GraphProto& gp, Graph& g, const ImportContext& ctx);
+
+Attribute import_attribute(onnx::AttributeProto& ap, Graph& owner, const ImportContext& ctx) {
+  Attribute a;
+  MCC_TAKE_STRING(ap, name, a.name);
+  MCC_TAKE_STRING(ap, doc_string, a.doc_string);
+  MCC_TAKE_STRING(ap, ref_attr_name, a.ref_attr_name);
+  if (ap.has_type() && ap.type() != onnx::AttributeProto::UNDEFINED) {
+    a.kind = static_cast<AttrKind>(ap.type());
+    ap.clear_type();
+  }
+  auto sub_graph = [&](onnx::GraphProto& gp) {
+    auto sg = std::make_shared<Graph>(&owner);
+    import_graph(gp, *sg, ctx);
+    return sg;
+  };
+  try {
+    switch (a.kind) {
+      case AttrKind::Float: {
+        float f = 0.0f;
+        if (ap.has_f() && !float_is_default(ap.f())) { f = ap.f(); ap.clear_f(); }
+        a.value = f;
+        break;
+      }
+      case AttrKind::Int: { int64_t i = 0; MCC_TAKE_SCALAR(ap, i, i); a.value = i; break; }
+      case AttrKind::String: { std::string s; MCC_TAKE_STRING(ap, s, s); a.value = std::move(s); break; }
+      case AttrKind::Tensor:
+        if (ap.has_t()) { a.value = import_tensor(*ap.mutable_t(), ctx); ap.clear_t(); }
+        else a.value = Tensor();
+        break;
+      case AttrKind::Graph:
+        if (ap.has_g()) { a.value = sub_graph(*ap.mutable_g()); ap.clear_g(); }
+        else a.value = std::shared_ptr<Graph>();
+        break;
+      case AttrKind::SparseTensor:
+        if (ap.has_sparse_tensor()) { a.value = OpaqueProto{onnx_util::serialize(ap.sparse_tensor())}; ap.clear_sparse_tensor(); }
+        break;
+      case AttrKind::TypeProto:
+        if (ap.has_tp()) { a.value = OpaqueProto{onnx_util::serialize(ap.tp())}; ap.clear_tp(); }
+        break;
+      case AttrKind::Floats:
+        a.value = std::vector<float>(ap.floats().begin(), ap.floats().end());
+        ap.clear_floats();
+        break;
+      case AttrKind::Ints:
+        a.value = std::vector<int64_t>(ap.ints().begin(), ap.ints().end());
+        ap.clear_ints();
+        break;
+      case AttrKind::Strings: {
+        std::vector<std::string> v;
+        for (auto& s : *ap.mutable_strings()) v.push_back(std::move(s));
+        ap.clear_strings();
+        a.value = std::move(v);
+        break;
+      }
+      case AttrKind::Tensors: {
+        std::vector<Tensor> v;
+        for (auto& t : *ap.mutable_tensors()) v.push_back(import_tensor(t, ctx));
+        ap.clear_tensors();
+        a.value = std::move(v);
+        break;
+      }
+      case AttrKind::Graphs: {
+        std::vector<std::shared_ptr<Graph>> v;
+        for (auto& gp : *ap.mutable_graphs()) v.push_back(sub_graph(gp));
+        ap.clear_graphs();
+        a.value = std::move(v);
+        break;
+      }
+      case AttrKind::SparseTensors: case AttrKind::TypeProtos: {
+        std::vector<OpaqueProto> v;
+        if (a.kind == AttrKind::SparseTensors) {
+          for (const auto& s : ap.sparse_tensors()) v.push_back({onnx_util::serialize(s)});
+          ap.clear_sparse_tensors();
+        } else {
+          for (const auto& s : ap.type_protos()) v.push_back({onnx_util::serialize(s)});
+          ap.clear_type_protos();
+        }
+        a.value = std::move(v);
+        break;
+      }
+      default:
+        break;  // undefined or newer kind: everything stays in the passthrough bytes
+    }
+  } catch (Error& e) {
+    e.add_context("attribute '" + a.name + "'");
+    throw;
+  }
+  a.proto_passthrough = remainder(ap);
+  return a;
+}
+
+Value& find_or_fail(Graph& g, const std::string& name, const std::string& what) {
+  Value* v = g.lookup(name);
+  if (!v) throw ModelError(what + " '" + name + "' is not defined in graph '" + g.name + "' or an enclosing graph");
+  return *v;
+}
+
+void import_graph(onnx::GraphProto& gp, Graph& g, const ImportContext& ctx) {
+  MCC_TAKE_STRING(gp, name, g.name);
+  MCC_TAKE_STRING(gp, doc_string, g.doc_string);
+  try {
+    for (auto& vi : *gp.mutable_input()) {
+      Value& v = g.add_value(vi.name());
+      v.is_graph_input = true;
+      import_value_info(vi, v);
+      g.inputs.push_back(&v);
+    }
+    gp.clear_input();
+
+    for (auto& tp : *gp.mutable_initializer()) {
+      Tensor t = import_tensor(tp, ctx);
+      Value* v = g.find_value(t.name);
+      if (v && v->is_graph_input && !v->initializer) {  // IR < 4 style: initializer also an input
+        v->initializer = std::move(t);
+        g.initializers.push_back(v);
+      } else {
+        if (v) throw ModelError("initializer '" + t.name + "' is defined twice");
+        std::string name = t.name;
+        g.add_initializer(std::move(name), std::move(t));
+      }
+      tp.Clear();  // release what protobuf still holds as soon as possible
+    }
+    gp.clear_initializer();
+
+    for (const auto& sp : gp.sparse_initializer()) {
+      g.sparse_initializers.push_back({onnx_util::serialize(sp)});
+      // The name is defined in this scope (nodes may use it); the data stays opaque.
+      if (!sp.values().name().empty() && !g.find_value(sp.values().name())) g.add_value(sp.values().name());
+    }
+    gp.clear_sparse_initializer();
+
+    // Nodes: create all outputs first, so inputs may refer to nodes later in the list (unsorted
+    // graphs) and subgraphs may capture any value of this scope.
+    std::vector<Node*> nodes;
+    nodes.reserve(static_cast<size_t>(gp.node_size()));
+    for (auto& np : *gp.mutable_node()) {
+      std::string name, op_type, domain;
+      MCC_TAKE_STRING(np, name, name);
+      MCC_TAKE_STRING(np, op_type, op_type);
+      MCC_TAKE_STRING(np, domain, domain);
+      std::vector<std::string> outs(np.output().begin(), np.output().end());
+      np.clear_output();
+      const std::string label = "node '" + name + "' (" + op_type + ")";
+      Node* created = nullptr;
+      try {
+        created = &g.add_node(std::move(op_type), std::move(domain), std::move(name), {}, outs);
+      } catch (Error& e) {
+        e.add_context(label);
+        throw;
+      }
+      Node& n = *created;
+      n.since_version = ctx.since_version(n.domain);
+      nodes.push_back(&n);
+    }
+    for (int i = 0; i < gp.node_size(); ++i) {
+      onnx::NodeProto& np = *gp.mutable_node(i);
+      Node& n = *nodes[static_cast<size_t>(i)];
+      try {
+        for (int k = 0; k < np.input_size(); ++k) {
+          const std::string& in = np.input(k);
+          g.set_input(n, static_cast<size_t>(k), in.empty() ? nullptr : &find_or_fail(g, in, "input"));
+        }
+        np.clear_input();
+        for (auto& ap : *np.mutable_attribute()) n.attrs.push_back(import_attribute(ap, g, ctx));
+        np.clear_attribute();
+      } catch (Error& e) {
+        e.add_context(n.describe());
+        throw;
+      }
+      MCC_TAKE_STRING(np, doc_string, n.doc_string);
+      n.metadata_props = take_unknown_metadata(np, onnx_util::kNodeMetadataField);
+      n.proto_passthrough = remainder(np);
+    }
+    gp.clear_node();
+
+    for (auto& vi : *gp.mutable_output()) {
+      Value& v = find_or_fail(g, vi.name(), "graph output");
+      // An output that is an outer-scope value keeps the outer value's own type info.
+      if (v.owner == &g) import_value_info(vi, v);
+      g.outputs.push_back(&v);
+    }
+    gp.clear_output();
+
+    for (auto& vi : *gp.mutable_value_info()) {
+      Value* v = g.find_value(vi.name());
+      if (!v) v = &g.add_value(vi.name());  // annotation of a value this graph does not define
+      import_value_info(vi, *v);
+      g.value_info.push_back(v);
+    }
+    gp.clear_value_info();
+
+    for (const auto& qa : gp.quantization_annotation()) g.quantization_annotation.push_back({onnx_util::serialize(qa)});
+    gp.clear_quantization_annotation();
+    g.metadata_props = take_unknown_metadata(gp, onnx_util::kGraphMetadataField);
+    g.proto_passthrough = remainder(gp);
+    g.topo_sort();
+  } catch (Error& e) {
+    e.add_context("graph '" + g.name + "'");
+    throw;
+  }
+}
+
+Model import_model(onnx::ModelProto& mp, const std::string& base_dir) {
+  if (!mp.has_graph()) throw ModelError("not an ONNX model: it has no graph");
+  Model m;
+  m.base_dir = base_dir;
+  MCC_TAKE_SCALAR(mp, ir_version, m.ir_version);
+  MCC_TAKE_STRING(mp, producer_name, m.producer_name);
+  MCC_TAKE_STRING(mp, producer_version, m.producer_version);
+  MCC_TAKE_STRING(mp, domain, m.domain);
+  MCC_TAKE_SCALAR(mp, model_version, m.model_version);
+  MCC_TAKE_STRING(mp, doc_string, m.doc_string);
+  if (m.ir_version > 10) spdlog::debug("model IR version {} is newer than 10; loading it anyway", m.ir_version);
+
+  ImportContext ctx;
+  ctx.base_dir = base_dir;
+  // opset_import stays in the passthrough bytes too (field presence, unknown fields); export
+  // rewrites it only when the IR's list differs.
+  for (const auto& o : mp.opset_import()) {
+    m.opset_imports.push_back({o.domain(), o.version()});
+    ctx.opsets.emplace(o.domain() == "ai.onnx" ? std::string() : o.domain(), o.version());
+  }
+  for (const auto& p : mp.metadata_props()) m.metadata_props.emplace_back(p.key(), p.value());
+  mp.clear_metadata_props();
+  for (const auto& f : mp.functions()) m.functions.push_back({onnx_util::serialize(f)});
+  mp.clear_functions();
+  for (const auto& t : mp.training_info()) m.training_info.push_back({onnx_util::serialize(t)});
+  mp.clear_training_info();
+
+  std::unique_ptr<onnx::GraphProto> gp(mp.release_graph());
+  m.graph = std::make_unique<Graph>();
+  import_graph(*gp, *m.graph, ctx);
+  gp.reset();
+  m.proto_passthrough = remainder(mp);
+  return m;
+}
+
+/// Runs `f`, turning every failure into one ModelError line that names the file.
+template <class F>
+auto with_file_context(const std::string& what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (Error& e) {
+    e.add_context(what);
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw ModelError(what + ": out of memory while reading (corrupt sizes?)");
+  } catch (const std::exception& e) {
+    throw ModelError(what + ": " + e.what());
+  }
+}
+
+/// Opens `path` for streaming parse; checks it is a non-empty regular file below 2 GB.
+int open_for_parse(const std::string& path, const char* kind) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ModelError(std::string("cannot open ") + kind + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw ModelError(std::string("not a regular file"));
+  }
+  if (st.st_size == 0) {
+    ::close(fd);
+    throw ModelError(std::string("the file is empty (0 bytes), not an ONNX ") + kind);
+  }
+  if (st.st_size > INT_MAX) {
+    ::close(fd);
+    throw ModelError("the file is " + std::to_string(st.st_size) +
+                     " bytes; protobuf files are limited to 2 GB (large weights must use external data)");
+  }
+  return fd;
+}
+
+/// Streaming parse from a file descriptor (never reads the whole file into one string first).
+bool parse_fd(int fd, pb::Message& msg) {
+  pb::io::FileInputStream fis(fd, 1 << 20);
+  pb::io::CodedInputStream cis(&fis);
+  cis.SetTotalBytesLimit(INT_MAX);
+  const bool ok = msg.ParsePartialFromCodedStream(&cis) && cis.ConsumedEntireMessage() && fis.GetErrno() == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string folder_of(const std::string& path) {
+  const fs::path p = fs::path(path).parent_path();
+  return p.empty() ? std::string(".") : p.string();
+}
+
+}  // namespace
+
+Model load_model(const std::string& path) {
+  return with_file_context("model '" + path + "'", [&] {
+    onnx::ModelProto mp;
+    if (!parse_fd(open_for_parse(path, "model"), mp))
+      throw ModelError("not a valid ONNX model (protobuf parse failed: truncated or corrupt file)");
+    return import_model(mp, folder_of(path));
+  });
+}
+
+Model load_model_from_bytes(std::string bytes, const std::string& base_dir) {
+  return with_file_context("model bytes", [&] {
+    if (bytes.empty()) throw ModelError("empty input, not an ONNX model");
+    onnx::ModelProto mp;
+    {
+      pb::io::ArrayInputStream ais(bytes.data(), static_cast<int>(bytes.size()));
+      pb::io::CodedInputStream cis(&ais);
+      cis.SetTotalBytesLimit(INT_MAX);
+      if (!mp.ParsePartialFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
+        throw ModelError("not a valid ONNX model (protobuf parse failed: truncated or corrupt bytes)");
+    }
+    std::string().swap(bytes);  // the parsed message holds its own copy
+    return import_model(mp, base_dir);
+  });
+}
+
+Tensor load_tensor_pb(const std::string& path) {
+  return with_file_context("tensor file '" + path + "'", [&] {
+    // Sequence/optional test data (same field numbers, other meanings) may parse as a TensorProto:
+    // anything odd is checked against SequenceProto and refused as unsupported.
+    auto container = [&] {
+      onnx::SequenceProto sp;
+      return parse_fd(open_for_parse(path, "tensor"), sp) && sp.unknown_fields().empty() &&
+             sp.has_elem_type() && sp.elem_type() >= 0 && sp.elem_type() <= 5;
+    };
+    auto refuse = [&] {
+      return UnsupportedError("holds a SequenceProto/OptionalProto/MapProto; only TensorProto files are supported");
+    };
+    onnx::TensorProto tp;
+    const bool ok = parse_fd(open_for_parse(path, "tensor"), tp);
+    if (ok && tp.unknown_fields().empty() && !tp.has_segment()) {
+      ImportContext ctx;
+      ctx.base_dir = folder_of(path);
+      try {
+        return import_tensor(tp, ctx);
+      } catch (const ModelError&) {
+        if (!container()) throw;
+      }
+      throw refuse();
+    }
+    if (container()) throw refuse();
+    throw ModelError("not a valid TensorProto (protobuf parse failed: truncated or corrupt file)");
+  });
+}
+
+}  // namespace mcc::ir
