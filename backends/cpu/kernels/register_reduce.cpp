@@ -1,6 +1,15 @@
-// register_reduce(): the cpu kernels of this family (filled in by the family's kernel files).
+// register_reduce(): reductions (reduce.cpp), the softmax family (softmax.cpp), ArgMax/ArgMin/TopK
+// (arg_topk.cpp), CumSum (cumsum.cpp), Resize/Upsample (resize.cpp).
 #include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/kernels/reduce_util.h"
 
 namespace mcc::backends::cpu {
-void register_reduce(KernelRegistry& r) { (void)r; }
+
+void register_reduce(KernelRegistry& r) {
+  register_reductions(r);
+  register_softmax(r);
+  register_arg_topk(r);
+  register_cumsum(r);
+  register_resize(r);
+}
 }  // namespace mcc::backends::cpu
