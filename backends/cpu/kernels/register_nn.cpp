@@ -1,6 +1,14 @@
-// register_nn(): the cpu kernels of this family (filled in by the family's kernel files).
+// register_nn(): conv, gemm/matmul, pooling, normalization and einsum kernels.
 #include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/kernels/nn_register.h"
 
 namespace mcc::backends::cpu {
-void register_nn(KernelRegistry& r) { (void)r; }
+void register_nn(KernelRegistry& r) {
+  register_conv(r);
+  register_conv_transpose(r);
+  register_conv_integer(r);
+  register_gemm(r);
+  register_pool(r);
+  register_norm(r);
+}
 }  // namespace mcc::backends::cpu

@@ -1,0 +1,232 @@
+// Conv (ONNX opsets 1, 11, 22): 1-D/2-D/3-D, groups (incl. depthwise), strides, dilations,
+// explicit pads or auto_pad SAME_UPPER/SAME_LOWER/VALID, optional bias.
+// dtypes: f32, f64 (computed natively), f16, bf16 (converted to f32, computed and accumulated
+// in f32, stored back). Algorithms: 1x1/stride-1/unpadded convs are one GEMM per image and group;
+// depthwise convs (C/group == 1) run a direct per-channel loop; everything else is im2col on
+// column blocks + Eigen GEMM, blocks spread over the thread pool.
+// Not supported: more than 3 spatial dims.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/nn_register.h"
+#include "ir/errors.h"
+
+namespace mcc::backends::cpu {
+
+namespace {
+
+// Fills col[(ci, kd, kh, kw), j] for output positions [p0, p0 + nb) of one image and group.
+template <class T>
+void im2col_block(const WindowGeom& g, int64_t cg, const T* x, int64_t p0, int64_t nb, T* col) {
+  const int64_t OH = g.out[1], OW = g.out[2], H = g.in[1], W = g.in[2], D = g.in[0];
+  const int64_t plane = g.in_size();
+  int64_t row = 0;
+  for (int64_t ci = 0; ci < cg; ++ci) {
+    const T* xc = x + ci * plane;
+    for (int64_t kd = 0; kd < g.k[0]; ++kd)
+      for (int64_t kh = 0; kh < g.k[1]; ++kh)
+        for (int64_t kw = 0; kw < g.k[2]; ++kw, ++row) {
+          T* dst = col + row * nb;
+          int64_t p = p0;
+          int64_t j = 0;
+          while (j < nb) {
+            const int64_t ow0 = p % OW, oh = (p / OW) % OH, od = p / (OW * OH);
+            const int64_t run = std::min(nb - j, OW - ow0);  // positions left on this output row
+            const int64_t id = od * g.stride[0] - g.pad_b[0] + kd * g.dil[0];
+            const int64_t ih = oh * g.stride[1] - g.pad_b[1] + kh * g.dil[1];
+            if (id < 0 || id >= D || ih < 0 || ih >= H) {
+              std::fill(dst + j, dst + j + run, T(0));
+            } else {
+              const T* xr = xc + (id * H + ih) * W;
+              const int64_t sw = g.stride[2], off = kw * g.dil[2] - g.pad_b[2];
+              for (int64_t t = 0; t < run; ++t) {
+                const int64_t iw = (ow0 + t) * sw + off;
+                dst[j + t] = (iw >= 0 && iw < W) ? xr[iw] : T(0);
+              }
+            }
+            j += run;
+            p += run;
+          }
+        }
+  }
+}
+
+// Output positions [lo, hi) of one output row whose input column ow*s + off lies in [0, W).
+inline void valid_range(int64_t OW, int64_t W, int64_t s, int64_t off, int64_t& lo, int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / s + 1;
+  lo = std::min(lo, OW);
+  hi = std::min(hi, OW);
+}
+
+template <class T>
+void depthwise(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias, T* y) {
+  const WindowGeom& g = p.g;
+  const int64_t mult = p.m / p.group, ks = g.k_size(), P = g.out_size();
+  ctx.parallel_for(p.n * p.m, P * ks, [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t oc = item % p.m, ni = item / p.m, ic = oc / mult;
+      const T* xc = x + (ni * p.c + ic) * g.in_size();
+      const T* wc = w + oc * ks;
+      T* yc = y + item * P;
+      std::fill(yc, yc + P, bias ? bias[oc] : T(0));
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          T* yr = yc + (od * g.out[1] + oh) * g.out[2];
+          for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+            const int64_t id = od * g.stride[0] - g.pad_b[0] + kd * g.dil[0];
+            if (id < 0 || id >= g.in[0]) continue;
+            for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+              const int64_t ih = oh * g.stride[1] - g.pad_b[1] + kh * g.dil[1];
+              if (ih < 0 || ih >= g.in[1]) continue;
+              const T* xr = xc + (id * g.in[1] + ih) * g.in[2];
+              for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                const T wv = wc[(kd * g.k[1] + kh) * g.k[2] + kw];
+                const int64_t off = kw * g.dil[2] - g.pad_b[2], s = g.stride[2];
+                int64_t lo, hi;
+                valid_range(g.out[2], g.in[2], s, off, lo, hi);
+                if (s == 1) {
+                  const T* xs = xr + off;
+                  for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xs[ow];
+                } else {
+                  for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * s + off];
+                }
+              }
+            }
+          }
+        }
+    }
+  });
+}
+
+}  // namespace
+
+template <class T>
+void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias, T* y) {
+  using RM = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const WindowGeom& g = p.g;
+  const int64_t cg = p.c / p.group, mg = p.m / p.group, ks = g.k_size();
+  const int64_t K = cg * ks, P = g.out_size(), IP = g.in_size();
+  if (p.n == 0 || P == 0 || p.m == 0) return;
+  if (cg == 1 && p.group == p.c && p.group > 1) {
+    depthwise(ctx, p, x, w, bias, y);
+    return;
+  }
+  bool pointwise = ks == 1;
+  for (int i = 0; i < 3; ++i) pointwise = pointwise && g.stride[i] == 1 && g.pad_b[i] == 0 && g.pad_e[i] == 0;
+  if (pointwise) {
+    for (int64_t ni = 0; ni < p.n; ++ni)
+      for (int64_t gi = 0; gi < p.group; ++gi)
+        gemm_parallel<T>(ctx, mg, P, cg, w + gi * mg * cg, cg, false, x + (ni * p.c + gi * cg) * IP, IP, false,
+                         y + (ni * p.m + gi * mg) * P, P, false);
+    if (bias)
+      ctx.parallel_for(p.n * p.m, P, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          T* yc = y + i * P;
+          const T bv = bias[i % p.m];
+          for (int64_t j = 0; j < P; ++j) yc[j] += bv;
+        }
+      });
+    return;
+  }
+  // im2col on column blocks: enough blocks to feed every thread, each block's columns small
+  // enough that the K x block buffer stays in cache.
+  const int64_t threads = std::max(1, ctx.num_threads());
+  int64_t nb = std::max<int64_t>(32, (int64_t{1} << 16) / std::max<int64_t>(K, 1));
+  if (p.n * p.group < threads) nb = std::min(nb, std::max<int64_t>(8, (P + threads - 1) / threads));
+  nb = std::min(nb, P);
+  const int64_t blocks = (P + nb - 1) / nb;
+  ctx.parallel_for(p.n * p.group * blocks, mg * K * nb, [&](int64_t b, int64_t e) {
+    std::vector<T> col(static_cast<size_t>(K * nb));
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t blk = item % blocks, ng = item / blocks, gi = ng % p.group, ni = ng / p.group;
+      const int64_t p0 = blk * nb, cnt = std::min(nb, P - p0);
+      im2col_block(g, cg, x + (ni * p.c + gi * cg) * IP, p0, cnt, col.data());
+      Eigen::Map<const RM> wm(w + gi * mg * K, mg, K);
+      Eigen::Map<const RM> cm(col.data(), K, cnt);
+      Eigen::Map<RM, 0, Eigen::OuterStride<>> ym(y + (ni * p.m + gi * mg) * P + p0, mg, cnt, Eigen::OuterStride<>(P));
+      ym.noalias() = wm * cm;
+      if (bias)
+        for (int64_t r = 0; r < mg; ++r) ym.row(r).array() += bias[gi * mg + r];
+    }
+  });
+}
+
+template void conv_run<float>(const KernelContext&, const ConvProblem&, const float*, const float*, const float*, float*);
+template void conv_run<double>(const KernelContext&, const ConvProblem&, const double*, const double*, const double*,
+                               double*);
+template void conv_run<int32_t>(const KernelContext&, const ConvProblem&, const int32_t*, const int32_t*,
+                                const int32_t*, int32_t*);
+
+ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group, const std::vector<int64_t>& xd,
+                         const std::vector<int64_t>& wd) {
+  if (xd.size() < 3) throw ModelError(n.describe() + ": X must have rank >= 3, got rank " + std::to_string(xd.size()));
+  if (wd.size() != xd.size())
+    throw ModelError(n.describe() + ": W has rank " + std::to_string(wd.size()) + ", X has rank " + std::to_string(xd.size()));
+  std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
+  if (!a.kernel_shape.empty() && a.kernel_shape != kernel)
+    throw ModelError(n.describe() + ": kernel_shape attribute does not match the weight's spatial dims");
+  ConvProblem p;
+  p.n = xd[0];
+  p.c = xd[1];
+  p.m = wd[0];
+  p.group = group;
+  if (group <= 0 || p.c % group != 0 || p.m % group != 0 || wd[1] * group != p.c)
+    throw ModelError(n.describe() + ": channels do not match groups: X has " + std::to_string(p.c) + " channels, W is [" +
+                     std::to_string(wd[0]) + "," + std::to_string(wd[1]) + ",...], group=" + std::to_string(group));
+  p.g = conv_geometry(n, a, xd, kernel, false);
+  return p;
+}
+
+namespace {
+
+// Converts a tensor of T to a vector of compute type A (f16/bf16 -> f32).
+template <class A, class T>
+std::vector<A> to_compute(const ir::Tensor& t) {
+  auto d = t.data<T>();
+  std::vector<A> v(d.size());
+  for (size_t i = 0; i < d.size(); ++i) v[i] = static_cast<A>(static_cast<float>(d[i]));
+  return v;
+}
+
+Kernel make_conv(const ir::Node& node) {
+  const WindowAttrs attrs = WindowAttrs::parse(node);
+  const int64_t group = node.attr_int("group", 1);
+  return [attrs, group](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    const ir::Tensor& w = ctx.in(1);
+    const bool has_b = ctx.has_input(2);
+    if (w.dtype() != x.dtype() || (has_b && ctx.in(2).dtype() != x.dtype()))
+      throw ModelError(n.describe() + ": X, W and B must have the same dtype");
+    const ConvProblem p = conv_problem(n, attrs, group, x.dims(), w.dims());
+    if (has_b && ctx.in(2).numel() != p.m)
+      throw ModelError(n.describe() + ": B must have " + std::to_string(p.m) + " values, got " +
+                       std::to_string(ctx.in(2).numel()));
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), p.g.out_dims(p.n, p.m));
+    ir::dispatch<ir::DType::F32, ir::DType::F64, ir::DType::F16, ir::DType::BF16>(
+        x.dtype(), n.describe() + ": Conv", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            conv_run<T>(ctx, p, x.data<T>().data(), w.data<T>().data(), has_b ? ctx.in(2).data<T>().data() : nullptr,
+                        y.mutable_data<T>().data());
+          } else {
+            const auto xf = to_compute<float, T>(x), wf = to_compute<float, T>(w);
+            const std::vector<float> bf = has_b ? to_compute<float, T>(ctx.in(2)) : std::vector<float>{};
+            std::vector<float> yf(static_cast<size_t>(y.numel()));
+            conv_run<float>(ctx, p, xf.data(), wf.data(), has_b ? bf.data() : nullptr, yf.data());
+            auto yo = y.mutable_data<T>();
+            for (size_t i = 0; i < yf.size(); ++i) yo[i] = T(yf[i]);
+          }
+        });
+  };
+}
+
+}  // namespace
+
+void register_conv(KernelRegistry& r) { r.add("Conv", 1, 0, make_conv); }
+
+}  // namespace mcc::backends::cpu

@@ -1,0 +1,323 @@
+// Gemm (opsets 1, 6, 7, 9, 11, 13): Y = alpha * op(A) * op(B) + beta * C with transA/transB and
+//   C unidirectionally broadcast to (M, N); dtypes f32, f64, f16, bf16 (f32 compute), i32, i64,
+//   u32, u64 (native compute).
+// MatMul (opsets 1, 9, 13): numpy matmul with batch broadcasting and 1-D operands; same dtypes.
+// MatMulInteger (opset 10): u8/i8 x u8/i8 with per-tensor, per-row (A) and per-column (B) zero
+//   points; int32 accumulation and output.
+// QLinearMatMul (opsets 10, 21): u8/i8 operands, f32/f16/bf16 scales (per-tensor, per-row of A,
+//   per-column of B), int32 accumulation, requantised with rounding half to even and saturation.
+// All products go through Eigen GEMM split over the thread pool. Not supported: Gemm's
+// pre-opset-7 `broadcast=0` shape checks (C is always broadcast).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/kernel_util.h"
+#include "backends/cpu/kernels/nn_register.h"
+#include "ir/errors.h"
+
+namespace mcc::backends::cpu {
+
+namespace {
+
+using ir::DType;
+
+// Compute type of a storage type: f16/bf16 compute in f32, everything else natively.
+template <class T>
+using compute_t = std::conditional_t<std::is_arithmetic_v<T>, T, float>;
+
+template <class A, class T>
+std::vector<A> to_vec(const ir::Tensor& t) {
+  auto d = t.data<T>();
+  std::vector<A> v(d.size());
+  for (size_t i = 0; i < d.size(); ++i) {
+    if constexpr (std::is_arithmetic_v<T>) v[i] = static_cast<A>(d[i]);
+    else v[i] = static_cast<A>(static_cast<float>(d[i]));
+  }
+  return v;
+}
+
+// A view of a tensor's values in compute type A: no copy when storage already is A.
+template <class A, class T>
+struct ComputeView {
+  std::vector<A> owned;
+  const A* ptr = nullptr;
+  explicit ComputeView(const ir::Tensor& t) {
+    if constexpr (std::is_same_v<A, T>) ptr = t.data<T>().data();
+    else { owned = to_vec<A, T>(t); ptr = owned.data(); }
+  }
+};
+
+std::string dims_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// ------------------------------------------------------------------ MatMul shapes
+
+struct MatMulShape {
+  int64_t M = 1, N = 1, K = 1;
+  std::vector<int64_t> batch;                      // broadcast batch dims
+  std::vector<int64_t> a_batch_strides, b_batch_strides;  // in matrices, per batch dim
+  std::vector<int64_t> out_dims;
+  int64_t batch_count = 1;
+  bool b_shared = false;  // B has no batch: A's batches fold into rows of one GEMM
+};
+
+MatMulShape matmul_shape(const ir::Node& n, std::vector<int64_t> a, std::vector<int64_t> b) {
+  if (a.empty() || b.empty()) throw ModelError(n.describe() + ": MatMul operands must have rank >= 1");
+  const bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), 1);
+  if (b1) b.push_back(1);
+  MatMulShape s;
+  s.M = a[a.size() - 2];
+  s.K = a.back();
+  s.N = b.back();
+  if (b[b.size() - 2] != s.K)
+    throw ModelError(n.describe() + ": MatMul inner dims differ: A " + dims_str(a) + ", B " + dims_str(b));
+  std::vector<int64_t> ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  s.batch = broadcast_shapes(n, ab, bb);
+  s.a_batch_strides = broadcast_strides(ab, s.batch);
+  s.b_batch_strides = broadcast_strides(bb, s.batch);
+  for (int64_t d : s.batch) s.batch_count *= d;
+  s.b_shared = true;
+  for (int64_t d : bb) s.b_shared = s.b_shared && d == 1;
+  bool a_full = true;  // A's batch dims equal the output's (no broadcasting of A)
+  for (size_t i = 0; i < s.batch.size(); ++i) {
+    const size_t off = s.batch.size() - ab.size();
+    const int64_t ad = i < off ? 1 : ab[i - off];
+    a_full = a_full && ad == s.batch[i];
+  }
+  s.b_shared = s.b_shared && a_full;
+  s.out_dims = s.batch;
+  if (!a1) s.out_dims.push_back(s.M);
+  if (!b1) s.out_dims.push_back(s.N);
+  return s;
+}
+
+// Y[batch] = A[batch] * B[batch] in type A (a, b, y contiguous).
+template <class A>
+void matmul_run(const KernelContext& ctx, const MatMulShape& s, const A* a, const A* b, A* y) {
+  const int64_t M = s.M, N = s.N, K = s.K;
+  if (s.batch_count == 0 || M == 0 || N == 0) return;
+  if (s.b_shared) {
+    gemm_parallel<A>(ctx, s.batch_count * M, N, K, a, K, false, b, N, false, y, N, false);
+    return;
+  }
+  // Offsets of batch i in A and B (in matrices) from the broadcast strides.
+  auto offsets = [&](int64_t i, int64_t& oa, int64_t& ob) {
+    oa = ob = 0;
+    for (size_t d = s.batch.size(); d-- > 0;) {
+      const int64_t idx = i % s.batch[d];
+      i /= s.batch[d];
+      oa += idx * s.a_batch_strides[d];
+      ob += idx * s.b_batch_strides[d];
+    }
+  };
+  const int threads = ctx.num_threads();
+  if (s.batch_count >= threads) {
+    ctx.parallel_for(s.batch_count, M * N * K, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        int64_t oa, ob;
+        offsets(i, oa, ob);
+        gemm_parallel<A>(ctx, M, N, K, a + oa * M * K, K, false, b + ob * K * N, N, false, y + i * M * N, N, false);
+      }
+    });
+  } else {
+    for (int64_t i = 0; i < s.batch_count; ++i) {
+      int64_t oa, ob;
+      offsets(i, oa, ob);
+      gemm_parallel<A>(ctx, M, N, K, a + oa * M * K, K, false, b + ob * K * N, N, false, y + i * M * N, N, false);
+    }
+  }
+}
+
+template <class T, class A>
+void store(ir::Tensor& y, const std::vector<A>& v) {
+  auto o = y.mutable_data<T>();
+  for (size_t i = 0; i < v.size(); ++i) o[i] = static_cast<T>(v[i]);
+}
+
+void matmul_kernel(KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  const ir::Tensor& a = ctx.in(0);
+  const ir::Tensor& b = ctx.in(1);
+  if (a.dtype() != b.dtype()) throw ModelError(n.describe() + ": MatMul operands must have the same dtype");
+  const MatMulShape s = matmul_shape(n, a.dims(), b.dims());
+  ir::Tensor& y = ctx.alloc_output(0, a.dtype(), s.out_dims);
+  ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32, DType::U64>(
+      a.dtype(), n.describe() + ": MatMul", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using A = compute_t<T>;
+        ComputeView<A, T> av(a), bv(b);
+        if constexpr (std::is_same_v<A, T>) {
+          matmul_run<A>(ctx, s, av.ptr, bv.ptr, y.mutable_data<T>().data());
+        } else {
+          std::vector<A> yv(static_cast<size_t>(y.numel()));
+          matmul_run<A>(ctx, s, av.ptr, bv.ptr, yv.data());
+          store<T>(y, yv);
+        }
+      });
+}
+
+// ------------------------------------------------------------------ Gemm
+
+Kernel make_gemm(const ir::Node& node) {
+  const bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
+  const float alpha = node.attr_float("alpha", 1.f), beta = node.attr_float("beta", 1.f);
+  return [=](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& a = ctx.in(0);
+    const ir::Tensor& b = ctx.in(1);
+    if (a.rank() != 2 || b.rank() != 2)
+      throw ModelError(n.describe() + ": Gemm needs 2-D A and B, got " + dims_str(a.dims()) + " and " + dims_str(b.dims()));
+    if (a.dtype() != b.dtype()) throw ModelError(n.describe() + ": Gemm A and B must have the same dtype");
+    const int64_t M = ta ? a.dims()[1] : a.dims()[0], K = ta ? a.dims()[0] : a.dims()[1];
+    const int64_t N = tb ? b.dims()[0] : b.dims()[1], Kb = tb ? b.dims()[1] : b.dims()[0];
+    if (K != Kb) throw ModelError(n.describe() + ": Gemm inner dims differ: A " + dims_str(a.dims()) + ", B " + dims_str(b.dims()));
+    const bool has_c = ctx.has_input(2);
+    std::vector<int64_t> c_strides;
+    if (has_c) {
+      const ir::Tensor& c = ctx.in(2);
+      if (c.dtype() != a.dtype()) throw ModelError(n.describe() + ": Gemm C must have A's dtype");
+      const std::vector<int64_t> out{M, N};
+      if (c.rank() > 2 || broadcast_shapes(n, c.dims(), out) != out)
+        throw ModelError(n.describe() + ": C of shape " + dims_str(c.dims()) + " cannot be broadcast to [" +
+                         std::to_string(M) + "," + std::to_string(N) + "]");
+      c_strides = broadcast_strides(c.dims(), out);
+    }
+    ir::Tensor& y = ctx.alloc_output(0, a.dtype(), {M, N});
+    ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32, DType::U64>(
+        a.dtype(), n.describe() + ": Gemm", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using A = compute_t<T>;
+          ComputeView<A, T> av(a), bv(b);
+          std::vector<A> owned;
+          A* out;
+          if constexpr (std::is_same_v<A, T>) out = y.mutable_data<T>().data();
+          else { owned.resize(static_cast<size_t>(M * N)); out = owned.data(); }
+          gemm_parallel<A>(ctx, M, N, K, av.ptr, ta ? M : K, ta, bv.ptr, tb ? K : N, tb, out, N, false);
+          const A al = static_cast<A>(alpha), be = static_cast<A>(beta);
+          if (alpha != 1.f)
+            for (int64_t i = 0; i < M * N; ++i) out[i] *= al;
+          if (has_c && beta != 0.f) {
+            ComputeView<A, T> cv(ctx.in(2));
+            for (int64_t i = 0; i < M; ++i)
+              for (int64_t j = 0; j < N; ++j) out[i * N + j] += be * cv.ptr[i * c_strides[0] + j * c_strides[1]];
+          }
+          if constexpr (!std::is_same_v<A, T>) store<T>(y, owned);
+        });
+  };
+}
+
+// ------------------------------------------------------------------ integer matmuls
+
+// Values of an int8/uint8 tensor as int32 minus a zero point broadcast along `axis_len` rows
+// (per-row, zp_per_row) or columns.
+std::vector<int32_t> centered(const ir::Node& n, const ir::Tensor& t, const ir::Tensor* zp, int64_t rows,
+                              int64_t cols, bool zp_per_row, const char* what) {
+  std::vector<int32_t> v(static_cast<size_t>(t.numel()));
+  ir::dispatch<DType::U8, DType::I8>(t.dtype(), n.describe() + ": " + what, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto d = t.data<T>();
+    for (size_t i = 0; i < d.size(); ++i) v[i] = d[i];
+  });
+  if (!zp) return v;
+  if (zp->dtype() != t.dtype())
+    throw ModelError(n.describe() + ": zero point of " + what + " must have its dtype " + ir::dtype_name(t.dtype()));
+  std::vector<int32_t> z;
+  ir::dispatch<DType::U8, DType::I8>(zp->dtype(), n.describe() + ": zero point", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (T x : zp->data<T>()) z.push_back(x);
+  });
+  const int64_t per = zp_per_row ? rows : cols;
+  if (z.size() == 1) {
+    for (auto& x : v) x -= z[0];
+  } else if (static_cast<int64_t>(z.size()) == per) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      const int64_t r = (static_cast<int64_t>(i) / cols) % rows, c = static_cast<int64_t>(i) % cols;
+      v[i] -= z[static_cast<size_t>(zp_per_row ? r : c)];
+    }
+  } else {
+    throw ModelError(n.describe() + ": zero point of " + what + " must be a scalar or have " + std::to_string(per) +
+                     " values, got " + std::to_string(z.size()));
+  }
+  return v;
+}
+
+// Rows and columns of the matrices of an operand as matmul sees it.
+void mat_dims(const std::vector<int64_t>& d, bool is_a, int64_t& rows, int64_t& cols) {
+  if (d.size() == 1) { rows = is_a ? 1 : d[0]; cols = is_a ? d[0] : 1; return; }
+  rows = d[d.size() - 2];
+  cols = d.back();
+}
+
+void matmul_integer_kernel(KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  const ir::Tensor& a = ctx.in(0);
+  const ir::Tensor& b = ctx.in(1);
+  const MatMulShape s = matmul_shape(n, a.dims(), b.dims());
+  int64_t ar, ac, br, bc;
+  mat_dims(a.dims(), true, ar, ac);
+  mat_dims(b.dims(), false, br, bc);
+  const auto av = centered(n, a, ctx.has_input(2) ? &ctx.in(2) : nullptr, ar, ac, true, "A");
+  const auto bv = centered(n, b, ctx.has_input(3) ? &ctx.in(3) : nullptr, br, bc, false, "B");
+  ir::Tensor& y = ctx.alloc_output(0, DType::I32, s.out_dims);
+  matmul_run<int32_t>(ctx, s, av.data(), bv.data(), y.mutable_data<int32_t>().data());
+}
+
+void qlinear_matmul_kernel(KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  const ir::Tensor& a = ctx.in(0);
+  const ir::Tensor& b = ctx.in(3);
+  const MatMulShape s = matmul_shape(n, a.dims(), b.dims());
+  int64_t ar, ac, br, bc;
+  mat_dims(a.dims(), true, ar, ac);
+  mat_dims(b.dims(), false, br, bc);
+  const auto av = centered(n, a, ctx.has_input(2) ? &ctx.in(2) : nullptr, ar, ac, true, "a");
+  const auto bv = centered(n, b, ctx.has_input(5) ? &ctx.in(5) : nullptr, br, bc, false, "b");
+  const auto as = read_float_tensor(n, ctx.in(1), "a_scale");
+  const auto bs = read_float_tensor(n, ctx.in(4), "b_scale");
+  const auto ys = read_float_tensor(n, ctx.in(6), "y_scale");
+  if (ys.size() != 1) throw ModelError(n.describe() + ": y_scale must be a scalar");
+  if (as.size() != 1 && static_cast<int64_t>(as.size()) != s.M)
+    throw ModelError(n.describe() + ": a_scale must be a scalar or have one value per row of a");
+  if (bs.size() != 1 && static_cast<int64_t>(bs.size()) != s.N)
+    throw ModelError(n.describe() + ": b_scale must be a scalar or have one value per column of b");
+  const DType out_dt = ctx.has_input(7) ? ctx.in(7).dtype() : a.dtype();
+  std::vector<int32_t> acc(static_cast<size_t>(s.batch_count * s.M * s.N));
+  matmul_run<int32_t>(ctx, s, av.data(), bv.data(), acc.data());
+  ir::Tensor& y = ctx.alloc_output(0, out_dt, s.out_dims);
+  ir::dispatch<DType::U8, DType::I8>(out_dt, n.describe() + ": QLinearMatMul output", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    double yzp = 0;
+    if (ctx.has_input(7)) {
+      auto z = ctx.in(7).data<T>();
+      if (z.size() != 1) throw ModelError(n.describe() + ": y_zero_point must be a scalar");
+      yzp = z[0];
+    }
+    auto out = y.mutable_data<T>();
+    const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+    for (size_t i = 0; i < acc.size(); ++i) {
+      const int64_t col = static_cast<int64_t>(i) % s.N, row = (static_cast<int64_t>(i) / s.N) % s.M;
+      const float scale = as[as.size() == 1 ? 0 : row] * bs[bs.size() == 1 ? 0 : col] / ys[0];
+      const double v = std::nearbyint(static_cast<double>(acc[i]) * static_cast<double>(scale) + yzp);
+      out[i] = static_cast<T>(std::clamp(v, lo, hi));
+    }
+  });
+}
+
+}  // namespace
+
+void register_gemm(KernelRegistry& r) {
+  r.add("Gemm", 1, 0, make_gemm);
+  r.add("MatMul", 1, 0, stateless(matmul_kernel));
+  r.add("MatMulInteger", 10, 0, stateless(matmul_integer_kernel));
+  r.add("QLinearMatMul", 10, 0, stateless(qlinear_matmul_kernel));
+}
+
+}  // namespace mcc::backends::cpu

@@ -1,0 +1,306 @@
+// Pooling kernels, 1-D/2-D/3-D, parallel over (N, C) planes:
+//   MaxPool (opsets 1, 8, 10, 11, 12, 22): pads, auto_pad, strides, dilations, ceil_mode, optional
+//     Indices output (int64, flat over N*C*spatial, storage_order 0 row-major / 1 column-major);
+//     dtypes f32, f64, f16, bf16, i8, u8.
+//   AveragePool (opsets 1, 7, 10, 11, 19, 22): count_include_pad, ceil_mode, dilations; f32, f64,
+//     f16, bf16 (f16/bf16 computed in f32; f32 accumulates in f32, f64 in f64).
+//   LpPool (opsets 1, 2, 11, 18, 22) and GlobalLpPool (1, 2, 22): p (float before opset 2, int
+//     after); float dtypes as AveragePool.
+//   GlobalAveragePool, GlobalMaxPool (opsets 1, 22): float dtypes.
+//   MaxUnpool (opsets 9, 11, 22): scatters X into a zero tensor at the flat Indices, output shape
+//     from the output_shape input or from kernel/strides/pads; float dtypes.
+//   MaxRoiPool (opsets 1, 22): Caffe-style ROI max pooling (rounded ROI corners, floor/ceil bins);
+//     float dtypes.
+// Windows that hold no input element (only padding) give the dtype's lowest value for MaxPool
+// and 0 for the others. Not supported: more than 3 spatial dims.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/kernel_util.h"
+#include "backends/cpu/kernels/nn_register.h"
+#include "ir/errors.h"
+
+namespace mcc::backends::cpu {
+
+namespace {
+
+using ir::DType;
+
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Loads a stored value in compute type S (f16/bf16 go through f32).
+template <class S, class T>
+S cvt(T v) {
+  if constexpr (std::is_arithmetic_v<T>) return static_cast<S>(v);
+  else return static_cast<S>(static_cast<float>(v));
+}
+
+enum class PoolKind { Max, Avg, Lp };
+
+struct PoolAttrs {
+  WindowAttrs w;
+  PoolKind kind = PoolKind::Max;
+  bool count_include_pad = false;
+  int64_t storage_order = 0;
+  float p = 2.f;
+};
+
+// Calls f(tap_offset_in_plane) for every tap of the window at output position (od, oh, ow)
+// that lies inside the input; returns the number of taps inside [-pad_b, in + pad_e).
+template <class F>
+int64_t for_window(const WindowGeom& g, int64_t od, int64_t oh, int64_t ow, F&& f) {
+  int64_t padded_count = 0;
+  const int64_t d0 = od * g.stride[0] - g.pad_b[0], h0 = oh * g.stride[1] - g.pad_b[1],
+                w0 = ow * g.stride[2] - g.pad_b[2];
+  for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+    const int64_t id = d0 + kd * g.dil[0];
+    if (id < -g.pad_b[0] || id >= g.in[0] + g.pad_e[0]) continue;
+    for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+      const int64_t ih = h0 + kh * g.dil[1];
+      if (ih < -g.pad_b[1] || ih >= g.in[1] + g.pad_e[1]) continue;
+      for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+        const int64_t iw = w0 + kw * g.dil[2];
+        if (iw < -g.pad_b[2] || iw >= g.in[2] + g.pad_e[2]) continue;
+        ++padded_count;
+        if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) continue;
+        f(id, ih, iw);
+      }
+    }
+  }
+  return padded_count;
+}
+
+template <class T>
+void pool_planes(const KernelContext& ctx, const PoolAttrs& a, const WindowGeom& g, int64_t planes, const T* x, T* y,
+                 int64_t* indices) {
+  using A = std::conditional_t<std::is_arithmetic_v<T>, T, float>;
+  const int64_t IP = g.in_size(), OP = g.out_size(), H = g.in[1], W = g.in[2], D = g.in[0];
+  ctx.parallel_for(planes, OP * g.k_size(), [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl) {
+      const T* xp = x + pl * IP;
+      T* yp = y + pl * OP;
+      int64_t o = 0;
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh)
+          for (int64_t ow = 0; ow < g.out[2]; ++ow, ++o) {
+            if (a.kind == PoolKind::Max) {
+              A best = std::numeric_limits<A>::lowest();
+              int64_t bi = -1;
+              for_window(g, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
+                const int64_t off = (id * H + ih) * W + iw;
+                const A v = static_cast<A>(xp[off]);
+                if (bi < 0 || v > best) {
+                  best = v;
+                  bi = a.storage_order ? id + D * (ih + H * iw) : off;
+                }
+              });
+              yp[o] = static_cast<T>(best);
+              if (indices) indices[pl * OP + o] = pl * IP + std::max<int64_t>(bi, 0);
+            } else {
+              using S = acc_t<T>;
+              S sum = 0;
+              int64_t n_valid = 0;
+              const int64_t n_padded = for_window(g, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
+                const S v = cvt<S>(xp[(id * H + ih) * W + iw]);
+                if (a.kind == PoolKind::Avg) sum += v;
+                else if (a.p == 1.f) sum += std::abs(v);
+                else if (a.p == 2.f) sum += v * v;
+                else sum += std::pow(std::abs(v), static_cast<S>(a.p));
+                ++n_valid;
+              });
+              S r;
+              if (a.kind == PoolKind::Avg) {
+                const int64_t cnt = a.count_include_pad ? n_padded : n_valid;
+                r = cnt > 0 ? sum / static_cast<S>(cnt) : S(0);
+              } else {
+                r = a.p == 1.f ? sum : a.p == 2.f ? std::sqrt(sum) : std::pow(sum, static_cast<S>(1.f / a.p));
+              }
+              yp[o] = static_cast<T>(r);
+            }
+          }
+    }
+  });
+}
+
+float lp_p(const ir::Node& n) {
+  const ir::Attribute* at = n.attr("p");
+  if (!at) return 2.f;
+  if (at->kind == ir::AttrKind::Float) return n.attr_float("p", 2.f);
+  return static_cast<float>(n.attr_int("p", 2));
+}
+
+Kernel make_pool(const ir::Node& node, PoolKind kind) {
+  PoolAttrs a;
+  a.w = WindowAttrs::parse(node);
+  a.kind = kind;
+  a.count_include_pad = node.attr_int("count_include_pad", 0) != 0;
+  a.storage_order = node.attr_int("storage_order", 0);
+  if (kind == PoolKind::Lp) a.p = lp_p(node);
+  if (a.w.kernel_shape.empty()) throw ModelError(node.describe() + ": kernel_shape is required");
+  if (a.p <= 0) throw ModelError(node.describe() + ": p must be positive");
+  return [a](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    const WindowGeom g = conv_geometry(n, a.w, x.dims(), a.w.kernel_shape, true);
+    const int64_t N = x.dims()[0], C = x.dims()[1];
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), g.out_dims(N, C));
+    int64_t* idx = nullptr;
+    if (a.kind == PoolKind::Max && ctx.num_outputs() > 1 && ctx.wants_output(1))
+      idx = ctx.alloc_output(1, DType::I64, g.out_dims(N, C)).mutable_data<int64_t>().data();
+    auto run = [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      pool_planes<T>(ctx, a, g, N * C, x.data<T>().data(), y.mutable_data<T>().data(), idx);
+    };
+    const std::string what = n.describe() + ": " + n.op_type;
+    if (a.kind == PoolKind::Max) ir::dispatch<MCC_FLOAT_DTYPES, DType::I8, DType::U8>(x.dtype(), what, run);
+    else ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), what, run);
+  };
+}
+
+Kernel make_global_pool(const ir::Node& node, PoolKind kind) {
+  const float p = kind == PoolKind::Lp ? lp_p(node) : 2.f;
+  return [kind, p](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    if (x.rank() < 2) throw ModelError(n.describe() + ": input must have rank >= 2");
+    std::vector<int64_t> od = x.dims();
+    int64_t S = 1;
+    for (size_t i = 2; i < od.size(); ++i) { S *= od[i]; od[i] = 1; }
+    const int64_t planes = od[0] * od[1];
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), od);
+    ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": " + n.op_type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = acc_t<T>;
+      const T* xp = x.data<T>().data();
+      T* yp = y.mutable_data<T>().data();
+      ctx.parallel_for(planes, S, [&](int64_t b, int64_t e) {
+        for (int64_t pl = b; pl < e; ++pl) {
+          const T* s = xp + pl * S;
+          A r;
+          if (kind == PoolKind::Max) {
+            r = S ? cvt<A>(s[0]) : A(0);
+            for (int64_t i = 1; i < S; ++i) r = std::max(r, cvt<A>(s[i]));
+          } else if (kind == PoolKind::Avg) {
+            A sum = 0;
+            for (int64_t i = 0; i < S; ++i) sum += cvt<A>(s[i]);
+            r = S ? sum / static_cast<A>(S) : A(0);
+          } else {
+            A sum = 0;
+            for (int64_t i = 0; i < S; ++i) sum += std::pow(std::abs(cvt<A>(s[i])), static_cast<A>(p));
+            r = std::pow(sum, static_cast<A>(1.f / p));
+          }
+          yp[pl] = static_cast<T>(r);
+        }
+      });
+    });
+  };
+}
+
+Kernel make_max_unpool(const ir::Node& node) {
+  const WindowAttrs a = WindowAttrs::parse(node);
+  if (a.kernel_shape.empty()) throw ModelError(node.describe() + ": kernel_shape is required");
+  return [a](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    const auto ind = read_int_tensor(n, ctx.in(1), "I");
+    if (static_cast<int64_t>(ind.size()) != x.numel())
+      throw ModelError(n.describe() + ": I must have the shape of X");
+    const size_t nd = a.kernel_shape.size();
+    if (x.rank() != nd + 2) throw ModelError(n.describe() + ": X rank does not match kernel_shape");
+    std::vector<int64_t> od;
+    if (ctx.has_input(2)) {
+      od = read_int_tensor(n, ctx.in(2), "output_shape");
+      if (od.size() != x.rank()) throw ModelError(n.describe() + ": output_shape must have X's rank");
+    } else {
+      od = {x.dims()[0], x.dims()[1]};
+      for (size_t i = 0; i < nd; ++i) {
+        const int64_t s = a.strides.empty() ? 1 : a.strides[i];
+        const int64_t pb = a.pads.empty() ? 0 : a.pads[i], pe = a.pads.empty() ? 0 : a.pads[nd + i];
+        od.push_back((x.dims()[2 + i] - 1) * s + a.kernel_shape[i] - pb - pe);
+      }
+    }
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), od);
+    const int64_t total = y.numel();
+    ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": MaxUnpool", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto xs = x.data<T>();
+      auto ys = y.mutable_data<T>();
+      std::fill(ys.begin(), ys.end(), T(0));
+      for (size_t i = 0; i < ind.size(); ++i) {
+        if (ind[i] < 0 || ind[i] >= total)
+          throw ModelError(n.describe() + ": index " + std::to_string(ind[i]) + " is outside the output");
+        ys[static_cast<size_t>(ind[i])] = xs[i];
+      }
+    });
+  };
+}
+
+Kernel make_max_roi_pool(const ir::Node& node) {
+  const auto pooled = node.attr_ints("pooled_shape");
+  const float scale = node.attr_float("spatial_scale", 1.f);
+  if (pooled.size() != 2 || pooled[0] <= 0 || pooled[1] <= 0)
+    throw ModelError(node.describe() + ": pooled_shape must hold 2 positive values");
+  return [pooled, scale](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    const ir::Tensor& rois = ctx.in(1);
+    if (x.rank() != 4) throw ModelError(n.describe() + ": X must be 4-D");
+    if (rois.rank() != 2 || rois.dims()[1] != 5) throw ModelError(n.describe() + ": rois must be [num_rois, 5]");
+    const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3], R = rois.dims()[0];
+    const int64_t PH = pooled[0], PW = pooled[1];
+    const auto rv = read_float_tensor(n, rois, "rois");
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), {R, C, PH, PW});
+    ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": MaxRoiPool", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* xp = x.data<T>().data();
+      T* yp = y.mutable_data<T>().data();
+      for (int64_t r = 0; r < R; ++r) {
+        const float* roi = rv.data() + r * 5;
+        const auto bi = static_cast<int64_t>(roi[0]);
+        if (bi < 0 || bi >= N) throw ModelError(n.describe() + ": roi batch index out of range");
+        const auto sw = static_cast<int64_t>(std::round(roi[1] * scale)), sh = static_cast<int64_t>(std::round(roi[2] * scale));
+        const auto ew = static_cast<int64_t>(std::round(roi[3] * scale)), eh = static_cast<int64_t>(std::round(roi[4] * scale));
+        const float bin_h = static_cast<float>(std::max<int64_t>(eh - sh + 1, 1)) / static_cast<float>(PH);
+        const float bin_w = static_cast<float>(std::max<int64_t>(ew - sw + 1, 1)) / static_cast<float>(PW);
+        for (int64_t c = 0; c < C; ++c) {
+          const T* plane = xp + (bi * C + c) * H * W;
+          for (int64_t ph = 0; ph < PH; ++ph)
+            for (int64_t pw = 0; pw < PW; ++pw) {
+              const int64_t hs = std::clamp<int64_t>(static_cast<int64_t>(std::floor(ph * bin_h)) + sh, 0, H);
+              const int64_t he = std::clamp<int64_t>(static_cast<int64_t>(std::ceil((ph + 1) * bin_h)) + sh, 0, H);
+              const int64_t ws = std::clamp<int64_t>(static_cast<int64_t>(std::floor(pw * bin_w)) + sw, 0, W);
+              const int64_t we = std::clamp<int64_t>(static_cast<int64_t>(std::ceil((pw + 1) * bin_w)) + sw, 0, W);
+              float best = 0;
+              bool any = false;
+              for (int64_t h = hs; h < he; ++h)
+                for (int64_t w = ws; w < we; ++w) {
+                  const float v = cvt<float>(plane[h * W + w]);
+                  if (!any || v > best) { best = v; any = true; }
+                }
+              yp[((r * C + c) * PH + ph) * PW + pw] = static_cast<T>(best);
+            }
+        }
+      }
+    });
+  };
+}
+
+}  // namespace
+
+void register_pool(KernelRegistry& r) {
+  r.add("MaxPool", 1, 0, [](const ir::Node& n) { return make_pool(n, PoolKind::Max); });
+  r.add("AveragePool", 1, 0, [](const ir::Node& n) { return make_pool(n, PoolKind::Avg); });
+  r.add("LpPool", 1, 0, [](const ir::Node& n) { return make_pool(n, PoolKind::Lp); });
+  r.add("GlobalAveragePool", 1, 0, [](const ir::Node& n) { return make_global_pool(n, PoolKind::Avg); });
+  r.add("GlobalMaxPool", 1, 0, [](const ir::Node& n) { return make_global_pool(n, PoolKind::Max); });
+  r.add("GlobalLpPool", 1, 0, [](const ir::Node& n) { return make_global_pool(n, PoolKind::Lp); });
+  r.add("MaxUnpool", 9, 0, make_max_unpool);
+  r.add("MaxRoiPool", 1, 0, make_max_roi_pool);
+}
+
+}  // namespace mcc::backends::cpu
