@@ -138,6 +138,7 @@ void run_rnn(KernelContext& ctx, const RnnAttrs& at, DType out_dt) {
   const ir::Node& n = ctx.node();
   const ir::Tensor& xt = ctx.in(0);
   if (xt.rank() != 3) throw ModelError(n.describe() + ": X must be rank 3");
+  if (ctx.in(1).rank() != 3 || ctx.in(2).rank() != 3) throw ModelError(n.describe() + ": W and R must be rank 3");
   const int64_t T = at.layout ? xt.dims()[1] : xt.dims()[0];
   const int64_t B = at.layout ? xt.dims()[0] : xt.dims()[1];
   const int64_t I = xt.dims()[2];
