@@ -397,3 +397,20 @@ TEST_CASE("tensor_ops: packed sub-byte dtypes are refused with UnsupportedError"
   Tensor q = Tensor::allocate(DType::I4, {2, 2});
   CHECK_THROWS_AS(Op("Transpose", 21).in(q).run(), UnsupportedError);
 }
+
+TEST_CASE("tensor_ops: CenterCropPad crops and pads around the centre; TensorScatter linear and circular") {
+  std::vector<float> v(12);
+  for (int k = 0; k < 12; ++k) v[static_cast<size_t>(k)] = static_cast<float>(k);
+  Tensor c = Op("CenterCropPad", 18).in(f32s({3, 4}, v)).in(i64s({2, 6})).run1();
+  CHECK(c.dims() == V64{2, 6});
+  CHECK(vals<float>(c) == VF{0, 0, 1, 2, 3, 0, 0, 4, 5, 6, 7, 0});
+  Tensor a = Op("CenterCropPad", 18).is("axes", {1}).in(f32s({3, 4}, v)).in(i64s({1})).run1();
+  CHECK(vals<float>(a) == VF{1, 5, 9});
+
+  Tensor past = f32s({2, 3, 1}, VF(6, 0.f)), upd = f32s({2, 2, 1}, {1, 2, 3, 4});
+  Tensor circ = Op("TensorScatter", 24).s("mode", "circular").in(past).in(upd).in(i64s({0, 2})).run1();
+  CHECK(vals<float>(circ) == VF{1, 2, 0, 4, 0, 3});
+  Tensor lin = Op("TensorScatter", 24).in(past).in(upd).run1();
+  CHECK(vals<float>(lin) == VF{1, 2, 0, 3, 4, 0});
+  CHECK_THROWS_AS(Op("TensorScatter", 24).in(past).in(upd).in(i64s({0, 2})).run(), ModelError);
+}

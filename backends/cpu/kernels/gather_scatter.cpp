@@ -1,6 +1,7 @@
 // Indexing ops: Gather 1-13+, GatherElements 11-13+, GatherND 11-13+ (batch_dims from 12),
 // Scatter 9-10 (deprecated, = ScatterElements without reduction), ScatterElements 11-18+ and
-// ScatterND 11-18+ (reduction none/add/mul from 16, max/min from 18), OneHot 9-11+, Compress 9-11+,
+// ScatterND 11-18+ (reduction none/add/mul from 16, max/min from 18), TensorScatter 24+ (linear
+// and circular), OneHot 9-11+, Compress 9-11+,
 // NonZero 9-13+, Unique 11+ (sorted/unsorted, with or without axis, all four outputs).
 // dtypes: data of every fixed-size dtype and string for the gathers, scatters without reduction,
 // Compress and OneHot values (byte-generic movement); scatter reductions, NonZero and Unique
@@ -262,6 +263,46 @@ Kernel make_scatter_nd(const ir::Node& n) {
   };
 }
 
+Kernel make_tensor_scatter(const ir::Node& n) {
+  const int64_t axis_attr = n.attr_int("axis", -2);
+  const std::string mode = n.attr_string("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    throw ModelError(n.describe() + ": TensorScatter mode '" + mode + "' is not linear or circular");
+  const bool circular = mode == "circular";
+  return [=](KernelContext& ctx) {
+    const Tensor &past = ctx.in(0), &upd = ctx.in(1);
+    check_movable(ctx.node(), past.dtype(), "past_cache");
+    const auto r = static_cast<int64_t>(past.rank());
+    const auto axis = static_cast<size_t>(normalize_axis(ctx.node(), axis_attr, r));
+    bool ok = axis >= 1 && upd.rank() == past.rank() && upd.dtype() == past.dtype();
+    for (size_t d = 0; ok && d < past.rank(); ++d) ok = d == axis ? upd.dims()[d] <= past.dims()[d] : upd.dims()[d] == past.dims()[d];
+    if (!ok)
+      throw ModelError(ctx.node().describe() + ": TensorScatter update " + dims_str(upd.dims()) + " does not fit cache " +
+                       dims_str(past.dims()) + " along axis " + std::to_string(axis));
+    const int64_t batch = past.dims()[0], max_len = past.dims()[axis], seq = upd.dims()[axis];
+    std::vector<int64_t> w = ctx.has_input(2) ? read_int_tensor(ctx.node(), ctx.in(2), "TensorScatter write_indices")
+                                              : std::vector<int64_t>(static_cast<size_t>(batch), 0);
+    if (static_cast<int64_t>(w.size()) != batch)
+      throw ModelError(ctx.node().describe() + ": TensorScatter write_indices needs one value per batch entry");
+    for (int64_t v : w)
+      if (v < 0 || (!circular && v + seq > max_len))
+        throw ModelError(ctx.node().describe() + ": TensorScatter write index " + std::to_string(v) + " with " +
+                         std::to_string(seq) + " updates overruns the cache length " + std::to_string(max_len));
+    const int64_t prefix = prod(past.dims(), 0, axis), per_batch = prefix / std::max<int64_t>(batch, 1);
+    const int64_t inner = prod(past.dims(), axis + 1, past.rank());
+    Tensor& y = ctx.alloc_output(0, past.dtype(), past.dims());
+    copy_elems(past, 0, y, 0, past.numel());
+    for (int64_t p = 0; p < prefix; ++p) {
+      const int64_t wi = w[static_cast<size_t>(p / std::max<int64_t>(per_batch, 1))];
+      for (int64_t s = 0; s < seq; ++s) {
+        int64_t c = wi + s;
+        if (circular) c %= max_len;
+        copy_elems(upd, (p * seq + s) * inner, y, (p * max_len + c) * inner, inner);
+      }
+    }
+  };
+}
+
 // ---------------------------------------------------------------- OneHot, Compress, NonZero
 
 /// Any numeric tensor read as int64 (floats truncated toward zero).
@@ -451,6 +492,7 @@ void register_gather_scatter(KernelRegistry& r) {
   r.add("Scatter", 9, 0, make_scatter_elements);
   r.add("ScatterElements", 11, 0, make_scatter_elements);
   r.add("ScatterND", 11, 0, make_scatter_nd);
+  r.add("TensorScatter", 24, 0, make_tensor_scatter);
   r.add("OneHot", 9, 0, make_one_hot);
   r.add("Compress", 9, 0, make_compress);
   r.add("NonZero", 9, 0, stateless(run_non_zero));

@@ -1,7 +1,7 @@
 // Windowing ops: Slice 1-13+ (opset 1 starts/ends/axes attributes; 10+ inputs with steps,
 // negative steps and numpy clamping), Pad 1-24 (constant/reflect/edge/wrap; pads and value as
-// attributes before 11, as inputs from 11; axes input from 18; negative pads crop), Trilu 14+,
-// ReverseSequence 10+.
+// attributes before 11, as inputs from 11; axes input from 18; negative pads crop),
+// CenterCropPad 18+, Trilu 14+, ReverseSequence 10+.
 // dtypes: every fixed-size dtype and string (byte-generic data movement); Pad's opset<11 float
 // `value` attribute is converted to the data dtype (numeric and bool).
 // No arithmetic, so no accumulation type.
@@ -199,6 +199,58 @@ Kernel make_pad(const ir::Node& n) {
   };
 }
 
+// ---------------------------------------------------------------- CenterCropPad
+
+Kernel make_center_crop_pad(const ir::Node& n) {
+  const std::vector<int64_t> axes_attr = n.attr_ints("axes");
+  return [=](KernelContext& ctx) {
+    const Tensor& x = ctx.in(0);
+    check_movable(ctx.node(), x.dtype());
+    const auto r = static_cast<int64_t>(x.rank());
+    const auto shape = read_int_tensor(ctx.node(), ctx.in(1), "CenterCropPad shape");
+    std::vector<int64_t> axes = axes_attr;
+    if (axes.empty())
+      for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+    if (shape.size() != axes.size())
+      throw ModelError(ctx.node().describe() + ": CenterCropPad shape " + dims_str(shape) + " needs one value per axis");
+    std::vector<int64_t> out = x.dims();
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (shape[i] < 0) throw ModelError(ctx.node().describe() + ": CenterCropPad shape " + dims_str(shape) + " is negative");
+      out[static_cast<size_t>(normalize_axis(ctx.node(), axes[i], r))] = shape[i];
+    }
+    // Per axis: the input window [src, src+len) lands at [dst, dst+len) of the output. Crops
+    // start at floor((in-out)/2); pads put the odd extra element on the right.
+    std::vector<int64_t> src(static_cast<size_t>(r)), dst(static_cast<size_t>(r)), len(static_cast<size_t>(r));
+    for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
+      const int64_t in = x.dims()[d];
+      src[d] = in > out[d] ? (in - out[d]) / 2 : 0;
+      dst[d] = out[d] > in ? (out[d] - in) / 2 : 0;
+      len[d] = std::min(in, out[d]);
+    }
+    Tensor& y = ctx.alloc_output(0, x.dtype(), out);
+    const Tensor zero = Tensor::allocate(x.dtype(), {1});
+    fill_elems(zero, 0, y, 0, y.numel());
+    if (y.numel() == 0 || x.numel() == 0) return;
+    if (r == 0) { copy_elems(x, 0, y, 0, 1); return; }
+    const auto is = contiguous_strides(x.dims()), os = contiguous_strides(out);
+    std::vector<int64_t> rows_dims(len.begin(), len.end() - 1);
+    const int64_t rows = ir::checked_numel(rows_dims);
+    std::vector<int64_t> idx(rows_dims.size(), 0);
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t so = src.back(), dof = dst.back();
+      for (size_t k = 0; k < idx.size(); ++k) {
+        so += (src[k] + idx[k]) * is[k];
+        dof += (dst[k] + idx[k]) * os[k];
+      }
+      copy_elems(x, so, y, dof, len.back());
+      for (size_t k = idx.size(); k-- > 0;) {
+        if (++idx[k] < rows_dims[k]) break;
+        idx[k] = 0;
+      }
+    }
+  };
+}
+
 // ---------------------------------------------------------------- Trilu
 
 Kernel make_trilu(const ir::Node& n) {
@@ -264,6 +316,7 @@ Kernel make_reverse_sequence(const ir::Node& n) {
 void register_slice_pad(KernelRegistry& r) {
   r.add("Slice", 1, 0, make_slice);
   r.add("Pad", 1, 0, make_pad);
+  r.add("CenterCropPad", 18, 0, make_center_crop_pad);
   r.add("Trilu", 14, 0, make_trilu);
   r.add("ReverseSequence", 10, 0, make_reverse_sequence);
 }
