@@ -183,6 +183,7 @@ TEST_CASE("RoiAlign averages bilinear samples with half_pixel and output_half_pi
   y = OneNode("RoiAlign", 16).in(x).in(rois).in(i64({1}, {0})).i("sampling_ratio", 1).i("output_height", 2).i("output_width", 2).s("mode", "max").run1();
   CHECK(max_diff(y, {0, 1, 2, 3}) < 1e-6);
   CHECK_THROWS_AS(OneNode("RoiAlign", 16).in(x).in(rois).in(i64({1}, {1})).run(), mcc::ModelError);
+  CHECK_THROWS_AS(OneNode("RoiAlign", 16).in(x).in(f32({1, 4}, {0, 0, NAN, 2})).in(i64({1}, {0})).run(), mcc::ModelError);
 }
 
 TEST_CASE_TEMPLATE("GridSample: an identity grid reproduces the input, padding modes outside", T, float, mcc::f16) {
@@ -197,6 +198,8 @@ TEST_CASE_TEMPLATE("GridSample: an identity grid reproduces the input, padding m
   const auto far = f32({1, 1, 1, 2}, {5, 0});
   CHECK(max_diff(OneNode("GridSample", 20).in(x).in(far).i("align_corners", 1).run1(), {0}) < 1e-3);
   CHECK(max_diff(OneNode("GridSample", 20).in(x).in(far).i("align_corners", 1).s("padding_mode", "border").run1(), {3}) < 1e-3);
+  // A NaN coordinate samples the zero padding instead of reading out of bounds.
+  CHECK(max_diff(OneNode("GridSample", 20).in(x).in(f32({1, 1, 1, 2}, {NAN, 0})).run1(), {0}) < 1e-3);
   CHECK_THROWS_AS(OneNode("GridSample", 16).in(x).in(grid).s("mode", "area").run(), mcc::ModelError);
 }
 

@@ -152,6 +152,8 @@ Kernel make_roi_align(const ir::Node& node) {
           const double ew = rois[r * 4 + 2] * a.spatial_scale - off, eh = rois[r * 4 + 3] * a.spatial_scale - off;
           double rw = ew - sw, rh = eh - sh;
           if (!a.half_pixel) { rw = std::max(rw, 1.0); rh = std::max(rh, 1.0); }
+          if (!std::isfinite(rw) || !std::isfinite(rh) || rw > 1e6 * PW || rh > 1e6 * PH)
+            throw ModelError(n.describe() + ": roi " + std::to_string(r) + " has a non-finite or huge extent");
           const double bh = rh / PH, bw = rw / PW;
           const int64_t gh = a.sampling_ratio > 0 ? a.sampling_ratio : static_cast<int64_t>(std::ceil(rh / PH));
           const int64_t gw = a.sampling_ratio > 0 ? a.sampling_ratio : static_cast<int64_t>(std::ceil(rw / PW));
@@ -285,6 +287,7 @@ Kernel make_grid_sample(const ir::Node& node) {
             v = static_cast<double>(static_cast<float>(v));
             const double lo = a.align_corners ? 0.0 : -0.5;
             const double hi = a.align_corners ? static_cast<double>(len) - 1.0 : static_cast<double>(len) - 0.5;
+            if (!std::isfinite(v)) v = -1.0e9;  // NaN/inf coordinates sample the padding
             if (a.mode == GsMode::Nearest) v = std::nearbyint(v);
             if (v < lo || v > hi) {
               if (a.pad == GsPad::Border) v = std::clamp(v, 0.0, static_cast<double>(len - 1));
