@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "backends/cpu/kernels/control_kernels.h"
 #include "backends/cpu/kernels/kernel_util.h"
@@ -98,90 +99,99 @@ const MiniFloat* minifloat_for(DType dt) {
   static const MiniFloat e5m2(8, 5, 2, 15, true, false, false);
   static const MiniFloat e5m2fnuz(8, 5, 2, 16, false, true, false);
   static const MiniFloat f4e2m1(4, 2, 1, 1, false, false, true);
-  switch (dt) {  // not a compute dispatch: picks the format table of a storage-only dtype
-    case DType::F8E4M3FN: return &e4m3fn;
-    case DType::F8E4M3FNUZ: return &e4m3fnuz;
-    case DType::F8E5M2: return &e5m2;
-    case DType::F8E5M2FNUZ: return &e5m2fnuz;
-    case DType::F4E2M1: return &f4e2m1;
-    default: return nullptr;
-  }
+  // Storage-only formats (no C++ type, so not part of dispatch<>): pick the format table.
+  if (dt == DType::F8E4M3FN) return &e4m3fn;
+  if (dt == DType::F8E4M3FNUZ) return &e4m3fnuz;
+  if (dt == DType::F8E5M2) return &e5m2;
+  if (dt == DType::F8E5M2FNUZ) return &e5m2fnuz;
+  if (dt == DType::F4E2M1) return &f4e2m1;
+  return nullptr;
 }
 
 // ---------------------------------------------------------------- quantized element codecs
 
 // Reads/writes element i of a quantized buffer as float. Integer codecs round half to even and
-// saturate; 4-bit types are packed two per byte, low nibble first.
+// saturate; 4-bit types are packed two per byte, low nibble first. The load/store functions are
+// picked once per node, so the per-element loops do not branch on the dtype.
+struct QCodec;
+using LoadFn = float (*)(const QCodec&, const std::byte*, int64_t);
+// v: x already divided by the scale; zp: the zero point as float.
+using StoreFn = void (*)(const QCodec&, std::byte*, int64_t, float v, float zp, bool saturate);
+
 struct QCodec {
-  DType dt;
   const MiniFloat* mf = nullptr;
   bool packed = false;
-  float lo = 0, hi = 0;   // integer range
-
-  float load(const std::byte* p, int64_t i) const {
-    const auto* u = reinterpret_cast<const uint8_t*>(p);
-    switch (dt) {
-      case DType::U8: return u[i];
-      case DType::I8: return static_cast<int8_t>(u[i]);
-      case DType::U16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
-      case DType::I16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
-      case DType::I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return static_cast<float>(v); }
-      default: break;
-    }
-    if (packed) {
-      const int nib = (u[i / 2] >> ((i % 2) * 4)) & 0xF;
-      if (mf) return mf->value[nib];
-      if (dt == DType::I4) return static_cast<float>(nib >= 8 ? nib - 16 : nib);
-      return static_cast<float>(nib);
-    }
-    return mf->value[u[i]];
-  }
-  // v: already divided by the scale; zp: zero point as float.
-  void store(std::byte* p, int64_t i, float v, float zp, bool saturate) const {
-    auto* u = reinterpret_cast<uint8_t*>(p);
-    int code;
-    if (mf) {
-      // Float8 quantization ignores the zero point (as the reference does); float4 adds it.
-      code = mf->encode(mf->bits == 4 ? v + zp : v, saturate);
-    } else {
-      float q = std::nearbyint(v) + zp;
-      q = std::min(std::max(q, lo), hi);
-      if (std::isnan(v)) q = 0;
-      switch (dt) {
-        case DType::U16: { uint16_t s = static_cast<uint16_t>(q); std::memcpy(p + 2 * i, &s, 2); return; }
-        case DType::I16: { int16_t s = static_cast<int16_t>(q); std::memcpy(p + 2 * i, &s, 2); return; }
-        case DType::I32: { int32_t s = static_cast<int32_t>(q); std::memcpy(p + 4 * i, &s, 4); return; }
-        default: code = static_cast<int>(q); break;
-      }
-    }
-    if (packed) {
-      const int sh = (i % 2) * 4;
-      u[i / 2] = static_cast<uint8_t>((u[i / 2] & ~(0xF << sh)) | ((code & 0xF) << sh));
-    } else {
-      u[i] = static_cast<uint8_t>(code);
-    }
-  }
+  float lo = 0, hi = 0;  // integer range
+  LoadFn load_fn = nullptr;
+  StoreFn store_fn = nullptr;
+  float load(const std::byte* p, int64_t i) const { return load_fn(*this, p, i); }
+  void store(std::byte* p, int64_t i, float v, float zp, bool saturate) const { store_fn(*this, p, i, v, zp, saturate); }
 };
 
+float saturate_int(const QCodec& c, float v, float zp) {
+  if (std::isnan(v)) return 0.f;
+  return std::min(std::max(std::nearbyint(v) + zp, c.lo), c.hi);
+}
+
+template <class T>
+float load_int(const QCodec&, const std::byte* p, int64_t i) {
+  T v;
+  std::memcpy(&v, p + sizeof(T) * i, sizeof(T));
+  return static_cast<float>(v);
+}
+template <class T>
+void store_int(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool) {
+  const T q = static_cast<T>(saturate_int(c, v, zp));
+  std::memcpy(p + sizeof(T) * i, &q, sizeof(T));
+}
+
+int nibble(const std::byte* p, int64_t i) { return (static_cast<int>(p[i / 2]) >> ((i % 2) * 4)) & 0xF; }
+void set_nibble(std::byte* p, int64_t i, int code) {
+  const int sh = static_cast<int>(i % 2) * 4;
+  p[i / 2] = static_cast<std::byte>((static_cast<int>(p[i / 2]) & ~(0xF << sh)) | ((code & 0xF) << sh));
+}
+template <bool Signed>
+float load_int4(const QCodec&, const std::byte* p, int64_t i) {
+  const int v = nibble(p, i);
+  return static_cast<float>(Signed && v >= 8 ? v - 16 : v);
+}
+void store_int4(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool) {
+  set_nibble(p, i, static_cast<int>(saturate_int(c, v, zp)));
+}
+float load_f8(const QCodec& c, const std::byte* p, int64_t i) { return c.mf->value[static_cast<uint8_t>(p[i])]; }
+// Float8 quantization ignores the zero point, as the ONNX reference does.
+void store_f8(const QCodec& c, std::byte* p, int64_t i, float v, float, bool saturate) {
+  p[i] = static_cast<std::byte>(c.mf->encode(v, saturate));
+}
+float load_f4(const QCodec& c, const std::byte* p, int64_t i) { return c.mf->value[nibble(p, i)]; }
+void store_f4(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool) {
+  set_nibble(p, i, c.mf->encode(v + zp, true));
+}
+
 QCodec codec_for(const ir::Node& n, DType dt, bool allow_i32) {
-  QCodec c{dt};
+  QCodec c;
   c.mf = minifloat_for(dt);
-  c.packed = dt == DType::U4 || dt == DType::I4 || dt == DType::F4E2M1;
-  switch (dt) {  // not a compute dispatch: the integer range of a storage dtype
-    case DType::U8: c.lo = 0; c.hi = 255; break;
-    case DType::I8: c.lo = -128; c.hi = 127; break;
-    case DType::U16: c.lo = 0; c.hi = 65535; break;
-    case DType::I16: c.lo = -32768; c.hi = 32767; break;
-    case DType::U4: c.lo = 0; c.hi = 15; break;
-    case DType::I4: c.lo = -8; c.hi = 7; break;
-    case DType::I32:
-      if (!allow_i32) throw UnsupportedError(n.describe() + ": " + n.op_type + " to int32 is not supported");
-      c.lo = -2147483648.f; c.hi = 2147483520.f; break;
-    default:
-      if (!c.mf)
-        throw UnsupportedError(n.describe() + ": " + n.op_type + ": quantized dtype " + ir::dtype_name(dt) +
-                               " not supported; supported: u8, i8, u16, i16, u4, i4, f8 (4 kinds), f4e2m1" +
-                               (allow_i32 ? ", i32" : ""));
+  if (dt == DType::F4E2M1) {
+    c.packed = true; c.load_fn = load_f4; c.store_fn = store_f4;
+  } else if (c.mf) {
+    c.load_fn = load_f8; c.store_fn = store_f8;
+  } else if (dt == DType::U4 || dt == DType::I4) {
+    const bool s = dt == DType::I4;
+    c.packed = true; c.lo = s ? -8.f : 0.f; c.hi = s ? 7.f : 15.f;
+    c.load_fn = s ? load_int4<true> : load_int4<false>;
+    c.store_fn = store_int4;
+  } else if (dt == DType::I32 && !allow_i32) {
+    throw UnsupportedError(n.describe() + ": " + n.op_type + " to int32 is not supported");
+  } else {
+    ir::dispatch<DType::U8, DType::I8, DType::U16, DType::I16, DType::I32>(
+        dt, n.describe() + ": " + n.op_type + " quantized type (also u4, i4, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, f4e2m1)",
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          c.lo = static_cast<float>(std::numeric_limits<T>::min());
+          c.hi = std::is_same_v<T, int32_t> ? 2147483520.f : static_cast<float>(std::numeric_limits<T>::max());
+          c.load_fn = load_int<T>;
+          c.store_fn = store_int<T>;
+        });
   }
   return c;
 }
