@@ -212,29 +212,40 @@ Kernel make_max_unpool(const ir::Node& node) {
       throw ModelError(n.describe() + ": I must have the shape of X");
     const size_t nd = a.kernel_shape.size();
     if (x.rank() != nd + 2) throw ModelError(n.describe() + ": X rank does not match kernel_shape");
-    std::vector<int64_t> od;
+    // Indices address the default output (from kernel, strides and pads); an output_shape input
+    // pads that tensor, so each index is re-based onto the requested shape.
+    std::vector<int64_t> def{x.dims()[0], x.dims()[1]};
+    for (size_t i = 0; i < nd; ++i) {
+      const int64_t s = a.strides.empty() ? 1 : a.strides[i];
+      const int64_t pb = a.pads.empty() ? 0 : a.pads[i], pe = a.pads.empty() ? 0 : a.pads[nd + i];
+      def.push_back((x.dims()[2 + i] - 1) * s + a.kernel_shape[i] - pb - pe);
+    }
+    std::vector<int64_t> od = def;
     if (ctx.has_input(2)) {
       od = read_int_tensor(n, ctx.in(2), "output_shape");
       if (od.size() != x.rank()) throw ModelError(n.describe() + ": output_shape must have X's rank");
-    } else {
-      od = {x.dims()[0], x.dims()[1]};
-      for (size_t i = 0; i < nd; ++i) {
-        const int64_t s = a.strides.empty() ? 1 : a.strides[i];
-        const int64_t pb = a.pads.empty() ? 0 : a.pads[i], pe = a.pads.empty() ? 0 : a.pads[nd + i];
-        od.push_back((x.dims()[2 + i] - 1) * s + a.kernel_shape[i] - pb - pe);
-      }
     }
+    int64_t def_total = 1;
+    for (int64_t d : def) def_total *= d;
+    const auto out_strides = contiguous_strides(od);
     ir::Tensor& y = ctx.alloc_output(0, x.dtype(), od);
-    const int64_t total = y.numel();
     ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": MaxUnpool", [&](auto tag) {
       using T = typename decltype(tag)::type;
       auto xs = x.data<T>();
       auto ys = y.mutable_data<T>();
       std::fill(ys.begin(), ys.end(), T(0));
       for (size_t i = 0; i < ind.size(); ++i) {
-        if (ind[i] < 0 || ind[i] >= total)
+        if (ind[i] < 0 || ind[i] >= def_total)
           throw ModelError(n.describe() + ": index " + std::to_string(ind[i]) + " is outside the output");
-        ys[static_cast<size_t>(ind[i])] = xs[i];
+        int64_t rest = ind[i], off = 0;
+        bool inside = true;
+        for (size_t d = def.size(); d-- > 0;) {
+          const int64_t c = rest % def[d];
+          rest /= def[d];
+          inside = inside && c < od[d];
+          off += c * out_strides[d];
+        }
+        if (inside) ys[static_cast<size_t>(off)] = xs[i];
       }
     });
   };

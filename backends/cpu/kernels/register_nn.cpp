@@ -10,5 +10,6 @@ void register_nn(KernelRegistry& r) {
   register_gemm(r);
   register_pool(r);
   register_norm(r);
+  register_einsum(r);
 }
 }  // namespace mcc::backends::cpu
