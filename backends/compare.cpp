@@ -1,6 +1,7 @@
 // Metric computation in f64 over any numeric dtype (see compare.h).
 #include "backends/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -36,6 +37,15 @@ TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tol
   if (got.dtype() != want.dtype()) {
     m.comparable = false;
     m.mismatch = "dtype " + ir::dtype_name(got.dtype()) + " vs expected " + ir::dtype_name(want.dtype());
+    return m;
+  }
+  if (!ir::info(want.dtype()).computable) {
+    // float8 / int4 / float4 and other storage-only dtypes: compared bit for bit.
+    const auto a = got.bytes(), b = want.bytes();
+    m.not_close = (a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin())) ? 0 : 1;
+    m.cosine = m.not_close ? 0 : 1;
+    m.snr_db = m.not_close ? 0 : std::numeric_limits<double>::infinity();
+    if (m.not_close) m.mismatch = "bytes differ";
     return m;
   }
   if (want.dtype() == ir::DType::String) {

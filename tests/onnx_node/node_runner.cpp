@@ -1,0 +1,124 @@
+// ONNX backend test case runner with crash and hang isolation (fork + pipe + timeout).
+#include "onnx_node/node_runner.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "backends/compare.h"
+#include "backends/executor.h"
+#include "backends/thread_pool.h"
+#include "ir/onnx_io.h"
+#include "ir/sample_data.h"
+
+namespace fs = std::filesystem;
+
+namespace mcc::test {
+namespace {
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (s.size() > 300) s = s.substr(0, 300) + "...";
+  return s;
+}
+
+NodeCaseResult run_in_process(const std::string& case_dir, const NodeCaseOptions& opts) {
+  NodeCaseResult r;
+  try {
+    ir::Model model = ir::load_model((fs::path(case_dir) / "model.onnx").string());
+    backends::Executor exec(model, backends::ExecOptions{1});
+    int sets = 0;
+    std::vector<std::string> dirs;
+    for (const auto& e : fs::directory_iterator(case_dir))
+      if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) dirs.push_back(e.path().string());
+    std::sort(dirs.begin(), dirs.end());
+    for (const auto& d : dirs) {
+      ir::BoundSample s = ir::bind_sample(*model.graph, ir::load_sample(d, true));
+      // onnx's test generator stores bfloat16 data as uint16 arrays: read those bits as bf16.
+      for (auto& [n, t] : s.feeds) {
+        const ir::Value* v = model.graph->find_value(n);
+        if (v && v->dtype == ir::DType::BF16 && t.dtype() == ir::DType::U16)
+          t = ir::Tensor::from_buffer(ir::DType::BF16, t.dims(), t.buffer());
+      }
+      std::vector<std::pair<std::string, backends::RValue>> feeds;
+      for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(std::move(t)));
+      auto outs = exec.run(feeds);
+      for (size_t k = 0; k < outs.size(); ++k) {
+        if (!s.expected[k]) continue;
+        if (s.expected[k]->dtype() == ir::DType::U16 && outs[k].kind == backends::RValue::Kind::Tensor &&
+            outs[k].tensor.dtype() == ir::DType::BF16)
+          outs[k].tensor = ir::Tensor::from_buffer(ir::DType::U16, outs[k].tensor.dims(), outs[k].tensor.buffer());
+        auto m = backends::compare_values(outs[k], backends::RValue::of(*s.expected[k]),
+                                          backends::Tolerance{opts.atol, opts.rtol});
+        if (!m.allclose()) {
+          r.reason = "output " + std::to_string(k) + " ('" + model.graph->outputs[k]->name + "') " +
+                     (m.comparable ? std::to_string(m.not_close + m.nan_inf_mismatch) + " of " +
+                                         std::to_string(m.numel) + " elements differ, max abs err " +
+                                         std::to_string(m.max_abs)
+                                   : m.mismatch);
+          return r;
+        }
+      }
+      ++sets;
+    }
+    if (sets == 0) { r.reason = "no test_data_set_N folder"; return r; }
+    r.passed = true;
+  } catch (const std::exception& e) {
+    r.reason = one_line(e.what());
+  }
+  return r;
+}
+
+}  // namespace
+
+NodeCaseResult run_node_case(const std::string& case_dir, const NodeCaseOptions& opts) {
+  int fds[2];
+  if (::pipe(fds) != 0) return run_in_process(case_dir, opts);
+  const pid_t pid = ::fork();
+  if (pid < 0) { ::close(fds[0]); ::close(fds[1]); return run_in_process(case_dir, opts); }
+  if (pid == 0) {
+    ::close(fds[0]);
+    backends::ThreadPool::reset_after_fork(1);
+    NodeCaseResult r = run_in_process(case_dir, opts);
+    std::string msg = (r.passed ? "P" : "F") + r.reason;
+    ssize_t off = 0;
+    while (off < static_cast<ssize_t>(msg.size())) {
+      ssize_t w = ::write(fds[1], msg.data() + off, msg.size() - static_cast<size_t>(off));
+      if (w <= 0) break;
+      off += w;
+    }
+    ::close(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(opts.timeout_seconds);
+  int status = 0;
+  bool done = false;
+  std::string msg;
+  char buf[4096];
+  while (!done) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) { done = true; break; }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      ::close(fds[0]);
+      return {false, "timed out after " + std::to_string(opts.timeout_seconds) + " s"};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  if (WIFSIGNALED(status)) return {false, std::string("crashed with signal ") + strsignal(WTERMSIG(status))};
+  if (msg.empty()) return {false, "child exited without a result (status " + std::to_string(status) + ")"};
+  return {msg[0] == 'P', msg.substr(1)};
+}
+
+}  // namespace mcc::test
