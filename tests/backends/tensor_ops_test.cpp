@@ -3,6 +3,7 @@
 // hand in the test.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -413,4 +414,32 @@ TEST_CASE("tensor_ops: CenterCropPad crops and pads around the centre; TensorSca
   Tensor lin = Op("TensorScatter", 24).in(past).in(upd).run1();
   CHECK(vals<float>(lin) == VF{1, 2, 0, 3, 4, 0});
   CHECK_THROWS_AS(Op("TensorScatter", 24).in(past).in(upd).in(i64s({0, 2})).run(), ModelError);
+}
+
+TEST_CASE("tensor_ops: Transpose matches a naive index mapping for every permutation of a 4-D tensor") {
+  const V64 dims{3, 17, 5, 19};  // not multiples of the copy tile
+  std::vector<int64_t> x(3 * 17 * 5 * 19);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<int64_t>(k);
+  V64 perm{0, 1, 2, 3};
+  int checked = 0;
+  do {
+    Tensor y = Op("Transpose", 13).is("perm", perm).in(tn<int64_t>(dims, x)).run1();
+    V64 od(4), is{17 * 5 * 19, 5 * 19, 19, 1};
+    for (size_t i = 0; i < 4; ++i) od[i] = dims[static_cast<size_t>(perm[i])];
+    REQUIRE(y.dims() == od);
+    auto d = vals<int64_t>(y);
+    bool ok = true;
+    int64_t flat = 0;
+    for (int64_t a = 0; a < od[0]; ++a)
+      for (int64_t b = 0; b < od[1]; ++b)
+        for (int64_t c = 0; c < od[2]; ++c)
+          for (int64_t e = 0; e < od[3]; ++e, ++flat) {
+            const int64_t src = a * is[static_cast<size_t>(perm[0])] + b * is[static_cast<size_t>(perm[1])] +
+                                c * is[static_cast<size_t>(perm[2])] + e * is[static_cast<size_t>(perm[3])];
+            ok = ok && d[static_cast<size_t>(flat)] == src;
+          }
+    CHECK(ok);
+    ++checked;
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  CHECK(checked == 24);
 }

@@ -73,6 +73,43 @@ void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_o
   const int64_t inner_stride = ms.back();
   const int64_t rows = total / inner;
   const size_t outer_rank = md.size() - 1;
+  // A transpose-like copy (the source-contiguous dim is not the innermost output dim): copy
+  // 2-D tiles so both reads and writes stay within a few cache lines.
+  size_t k_unit = md.size();
+  for (size_t k = 0; k + 1 < md.size(); ++k)
+    if (ms[k] == 1) k_unit = k;
+  if (inner_stride != 1 && inner_stride != 0 && k_unit < md.size() && src.dtype() != ir::DType::String) {
+    constexpr int64_t kTile = 16;
+    const auto dst_strides = contiguous_strides(md);
+    const int64_t A = md[k_unit], B = inner, da = dst_strides[k_unit];
+    // Planes: every index of the dims other than k_unit and the last.
+    std::vector<int64_t> pd, ps, pds;
+    for (size_t k = 0; k < outer_rank; ++k)
+      if (k != k_unit) { pd.push_back(md[k]); ps.push_back(ms[k]); pds.push_back(dst_strides[k]); }
+    int64_t planes = 1;
+    for (int64_t d : pd) planes *= d;
+    const int64_t a_tiles = (A + kTile - 1) / kTile;
+    with_elem_copy(src, dst, [&](auto copy) {
+      ctx.parallel_for(planes * a_tiles, kTile * B, [&](int64_t begin, int64_t end) {
+        for (int64_t w = begin; w < end; ++w) {
+          int64_t p = w / a_tiles, rem = p, so = src_off, dof = 0;
+          const int64_t a0 = (w % a_tiles) * kTile, a1 = std::min(a0 + kTile, A);
+          for (size_t k = pd.size(); k-- > 0;) {
+            const int64_t i = rem % pd[k];
+            rem /= pd[k];
+            so += i * ps[k];
+            dof += i * pds[k];
+          }
+          for (int64_t b0 = 0; b0 < B; b0 += kTile) {
+            const int64_t b1 = std::min(b0 + kTile, B);
+            for (int64_t a = a0; a < a1; ++a)
+              for (int64_t b = b0; b < b1; ++b) copy(dof + a * da + b, so + a + b * inner_stride);
+          }
+        }
+      });
+    });
+    return;
+  }
   with_elem_copy(src, dst, [&](auto copy) {
     ctx.parallel_for(rows, inner, [&](int64_t begin, int64_t end) {
       std::vector<int64_t> idx(outer_rank, 0);
