@@ -69,6 +69,17 @@ TEST_CASE("Resize cubic reproduces a linear ramp away from the borders") {
   for (int o = 2; o < 12; ++o) CHECK(v[o] == doctest::Approx(o).epsilon(1e-6));
 }
 
+TEST_CASE("Resize linear along an outer axis (separable passes)") {
+  // align_corners, axis 0 from 2 to 3 rows: x_ori = 0, 0.5, 1.
+  auto y = OneNode("Resize", 13).s("mode", "linear").s("coordinate_transformation_mode", "align_corners")
+               .in(tensor<float>({2, 2, 1}, {1, 2, 5, 6})).none().none().in(i64s({3, 2, 1})).run1();
+  check_tensor(y, {3, 2, 1}, {1, 2, 3, 4, 5, 6});
+  // Same through axes (opset 18) on a double input, cubic with exclude_outside at the identity.
+  y = OneNode("Resize", 18).s("mode", "cubic").i("exclude_outside", 1).is("axes", {0})
+          .in(tensor<double>({2, 2, 1}, {1, 2, 5, 6})).none().in(f32s({1})).run1();
+  check_tensor(y, {2, 2, 1}, {1, 2, 5, 6});
+}
+
 TEST_CASE("Resize-18 sizes with axes and keep_aspect_ratio_policy") {
   const auto x = tensor<float>({1, 1, 2, 2}, k2x2);
   auto y = OneNode("Resize", 18).is("axes", {3, 2}).in(x).none().none().in(i64s({4, 2})).run1();

@@ -247,19 +247,65 @@ void gather_nearest(KernelContext& ctx, const ir::Tensor& x, ir::Tensor& y, cons
   if (rank == 0) { dst[0] = src[0]; return; }
   const int64_t last = plans[rank - 1].out;
   const int64_t rows = y.numel() / last;
+  const auto& lo = offs[rank - 1];
+  const bool any_outside_last = std::any_of(lo.begin(), lo.end(), [](int64_t v) { return v < 0; });
   ctx.parallel_for(rows, last * 2, [&](int64_t b, int64_t e) {
+    int64_t prev_base = -2;
     for (int64_t r = b; r < e; ++r) {
       int64_t base = 0, rem = r;
-      bool outside = false;
       for (size_t d = rank - 1; d-- > 0;) {
         const int64_t od = offs[d][rem % plans[d].out];
         rem /= plans[d].out;
-        if (od < 0) outside = true;
-        base += od;
+        base = (od < 0 || base < 0) ? -1 : base + od;
       }
       T* row = dst + r * last;
-      const auto& lo = offs[rank - 1];
-      for (int64_t j = 0; j < last; ++j) row[j] = outside || lo[j] < 0 ? extra : src[base + lo[j]];
+      if (base < 0) {
+        std::fill(row, row + last, extra);
+      } else if (base == prev_base) {
+        // Same source row as the previous output row (upsampling an outer axis): copy it.
+        std::copy(row - last, row, row);
+      } else if (any_outside_last) {
+        for (int64_t j = 0; j < last; ++j) row[j] = lo[j] < 0 ? extra : src[base + lo[j]];
+      } else {
+        const T* s = src + base;
+        for (int64_t j = 0; j < last; ++j) row[j] = s[lo[j]];
+      }
+      prev_base = base;
+    }
+  });
+}
+
+// Linear/cubic when only the last two axes are resized (1-D, 2-D and the NCHW case): one pass;
+// each output row mixes the contributing input rows into a f64 row, then interpolates along
+// the last axis. No full-size intermediate buffers.
+template <class T>
+void resample_last_two(KernelContext& ctx, const ir::Tensor& x, ir::Tensor& y, const AxisPlan& ph,
+                       const AxisPlan& pw, double extrapolation) {
+  const int64_t h = ph.in, w = pw.in, oh = ph.out, ow = pw.out;
+  const int64_t outer = x.numel() / std::max<int64_t>(h * w, 1);
+  const T* src = x.data<T>().data();
+  T* dst = y.mutable_data<T>().data();
+  const T extra = store_rounded<T>(extrapolation);
+  ctx.parallel_for(outer * oh, (w + ow) * 8, [&](int64_t b, int64_t e) {
+    std::vector<double> tmp(static_cast<size_t>(w));
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t o = r / oh, i = r % oh;
+      T* row = dst + r * ow;
+      const Taps& th = ph.taps[i];
+      if (th.count == 0) { std::fill(row, row + ow, extra); continue; }
+      for (int64_t k = 0; k < th.count; ++k) {
+        const double wk = ph.w[th.first + k];
+        const T* s = src + (o * h + ph.idx[th.first + k]) * w;
+        if (k == 0) for (int64_t j = 0; j < w; ++j) tmp[j] = wk * static_cast<double>(load_value(s[j]));
+        else for (int64_t j = 0; j < w; ++j) tmp[j] += wk * static_cast<double>(load_value(s[j]));
+      }
+      for (int64_t j = 0; j < ow; ++j) {
+        const Taps& tw = pw.taps[j];
+        if (tw.count == 0) { row[j] = extra; continue; }
+        double acc = 0;
+        for (int64_t k = 0; k < tw.count; ++k) acc += pw.w[tw.first + k] * tmp[pw.idx[tw.first + k]];
+        row[j] = store_rounded<T>(acc);
+      }
     }
   });
 }
@@ -369,14 +415,14 @@ void run_resize(KernelContext& ctx, const ResizeAttrs& a) {
   for (int64_t d = 0; d < rank; ++d) {
     identity[d] = close_to(scale[d], 1.0) && out_dims[d] == in_dims[d] && close_to(roi_lo[d], 0.0) &&
                   close_to(roi_hi[d], 1.0);
-    if (identity[d] && a.mode == Mode::Nearest) {
+    if (identity[d]) {
       plans[d].in = plans[d].out = in_dims[d];
       for (int64_t o = 0; o < in_dims[d]; ++o) {
         plans[d].taps.push_back({o, 1});
         plans[d].idx.push_back(o);
         plans[d].w.push_back(1.0);
       }
-    } else if (!identity[d]) {
+    } else {
       plans[d] = plan_axis(a, in_dims[d], out_dims[d], scale[d], roi_lo[d], roi_hi[d]);
     }
   }
@@ -385,6 +431,20 @@ void run_resize(KernelContext& ctx, const ResizeAttrs& a) {
   if (a.mode == Mode::Nearest) {
     ir::dispatch<MCC_ALL_DTYPES>(x.dtype(), what, [&](auto tag) {
       gather_nearest<typename decltype(tag)::type>(ctx, x, y, plans, a.extrapolation);
+    });
+    return;
+  }
+  bool last_two = true;
+  for (int64_t d = 0; d + 2 < rank; ++d) last_two = last_two && identity[d];
+  if (last_two) {
+    AxisPlan one;  // a unit leading axis for 1-D inputs
+    one.in = one.out = 1;
+    one.taps = {{0, 1}};
+    one.idx = {0};
+    one.w = {1.0};
+    const AxisPlan& ph = rank >= 2 ? plans[rank - 2] : one;
+    ir::dispatch<MCC_NUMERIC_DTYPES>(x.dtype(), what, [&](auto tag) {
+      resample_last_two<typename decltype(tag)::type>(ctx, x, y, ph, plans[rank - 1], a.extrapolation);
     });
     return;
   }
