@@ -18,4 +18,5 @@ echo "== build/demo/mnist.mcc.json"
 cat "$out_dir/mnist.mcc.json"
 echo
 echo "== mcc inspect build/demo/mnist.onnx --dump (first lines)"
-"$mcc" inspect "$out_dir/mnist.onnx" --dump | head -n 8
+"$mcc" inspect "$out_dir/mnist.onnx" --dump > "$out_dir/mnist.ir.txt"
+head -n 8 "$out_dir/mnist.ir.txt"
