@@ -1,6 +1,6 @@
-// register_cast(): the cpu kernels of this family (filled in by the family's kernel files).
-#include "backends/cpu/kernels/kernels.h"
+// register_cast(): Cast and CastLike (cast.cpp).
+#include "backends/cpu/kernels/elementwise.h"
 
 namespace mcc::backends::cpu {
-void register_cast(KernelRegistry& r) { (void)r; }
+void register_cast(KernelRegistry& r) { register_cast_ops(r); }
 }  // namespace mcc::backends::cpu

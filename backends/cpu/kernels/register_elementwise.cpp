@@ -1,6 +1,12 @@
-// register_elementwise(): the cpu kernels of this family (filled in by the family's kernel files).
-#include "backends/cpu/kernels/kernels.h"
+// register_elementwise(): unary math and activations, binary arithmetic/comparison/logic,
+// variadic folds, Where and Clip (see the kernel files named below).
+#include "backends/cpu/kernels/elementwise.h"
 
 namespace mcc::backends::cpu {
-void register_elementwise(KernelRegistry& r) { (void)r; }
+void register_elementwise(KernelRegistry& r) {
+  register_unary(r);       // unary.cpp
+  register_binary(r);      // binary.cpp
+  register_variadic(r);    // variadic.cpp
+  register_where_clip(r);  // where_clip.cpp
+}
 }  // namespace mcc::backends::cpu

@@ -1,0 +1,112 @@
+// Cast and CastLike between numeric dtypes, bool and strings. Expected values are worked out by
+// hand from the ONNX Cast spec (truncation toward zero, round-to-nearest-even for narrower
+// floats, numpy's string forms).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backends/elementwise_test_util.h"
+
+using namespace mcc;
+using namespace mcc::test_ew;
+using ir::DType;
+
+namespace {
+ir::Tensor cast(const ir::Tensor& x, DType to, int opset = 13) {
+  return Node1("Cast", opset).in(x).i("to", static_cast<int64_t>(to)).run();
+}
+uint16_t bits_of(mcc::bf16 v) {
+  uint16_t b;
+  std::memcpy(&b, &v, 2);
+  return b;
+}
+}  // namespace
+
+TEST_CASE("Cast float to integers truncates toward zero; integers wrap") {
+  const auto x = vec<float>({-2.7f, -0.5f, 0.5f, 2.7f, 300.0f});
+  ir::Tensor i32 = cast(x, DType::I32);
+  CHECK(i32.dtype() == DType::I32);
+  CHECK(values(i32) == std::vector<double>{-2, 0, 0, 2, 300});
+  CHECK(values(cast(x, DType::I8)) == std::vector<double>{-2, 0, 0, 2, 44});  // 300 wraps like numpy
+  CHECK(values(cast(vec<int32_t>({-1, 256, 257}), DType::U8)) == std::vector<double>{255, 0, 1});
+  CHECK(values(cast(vec<int64_t>({-1}), DType::U64)) == std::vector<double>{18446744073709551615.0});
+  // NaN and out-of-range values are defined (no UB): they go through INT64_MIN.
+  CHECK(values(cast(vec_of<double>({std::nan(""), 1e300}), DType::I64)) ==
+        std::vector<double>{-9223372036854775808.0, -9223372036854775808.0});
+}
+
+TEST_CASE_TEMPLATE("Cast between float widths rounds to nearest even", T, mcc::f16, mcc::bf16, double) {
+  const auto x = vec<float>({1.0f, 0.1f, -3.5f, 65504.0f});
+  ir::Tensor y = cast(x, ir::dtype_of<T>());
+  CHECK(y.dtype() == ir::dtype_of<T>());
+  CHECK(close(values(y), {1.0, 0.1, -3.5, 65504.0}, rtol_for(ir::dtype_of<T>())));
+  ir::Tensor back = cast(y, DType::F32);
+  CHECK(back.dtype() == DType::F32);
+  CHECK(close(values(back), values(y), 0, 0));
+}
+
+TEST_CASE("Cast f32 to bf16 rounds to nearest even, not by truncation") {
+  // 0x3F808000 is exactly halfway between bf16 0x3F80 and 0x3F81: ties go to even (0x3F80);
+  // 0x3F818000 ties up to 0x3F82; 0x3F80C000 rounds up to 0x3F81.
+  const uint32_t in_bits[] = {0x3F808000u, 0x3F818000u, 0x3F80C000u};
+  std::vector<float> in;
+  for (uint32_t b : in_bits) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    in.push_back(f);
+  }
+  ir::Tensor y = cast(vec<float>(in), DType::BF16);
+  auto d = y.data<mcc::bf16>();
+  CHECK(bits_of(d[0]) == 0x3F80);
+  CHECK(bits_of(d[1]) == 0x3F82);
+  CHECK(bits_of(d[2]) == 0x3F81);
+}
+
+TEST_CASE("Cast to and from bool") {
+  CHECK(values(cast(vec_of<float>({0.0, -0.0, 0.1, std::nan("")}), DType::Bool)) == std::vector<double>{0, 0, 1, 1});
+  CHECK(values(cast(vec<bool>({true, false}), DType::F16)) == std::vector<double>{1, 0});
+  CHECK(values(cast(vec<bool>({true, false}), DType::I64)) == std::vector<double>{1, 0});
+}
+
+TEST_CASE("Cast numbers to strings as numpy's str() prints them") {
+  ir::Tensor s = cast(vec<float>({0.9767611f, 0.039187793f, 1.0f, -2.5f, 1e-5f, 123456789.0f, 1e16f}), DType::String);
+  CHECK(s.dtype() == DType::String);
+  CHECK(s.strings() == std::vector<std::string>{"0.9767611", "0.039187793", "1.0", "-2.5", "1e-05", "123456790.0", "1e+16"});
+  CHECK(cast(vec_of<float>({std::nan(""), -INFINITY, 0.0}), DType::String).strings() ==
+        std::vector<std::string>{"nan", "-inf", "0.0"});
+  CHECK(cast(vec<int64_t>({-7, 42}), DType::String).strings() == std::vector<std::string>{"-7", "42"});
+  CHECK(cast(vec<bool>({true, false}), DType::String).strings() == std::vector<std::string>{"True", "False"});
+  CHECK(cast(vec<double>({0.1}), DType::String).strings() == std::vector<std::string>{"0.1"});
+}
+
+TEST_CASE("Cast strings to numbers, including NaN and infinities") {
+  const auto s = ir::Tensor::from_strings({5}, {"0.47892547", "-3", "NaN", "INF", "-INF"});
+  const auto f = values(cast(s, DType::F32));
+  CHECK(f[0] == static_cast<double>(0.47892547f));
+  CHECK(f[1] == -3.0);
+  CHECK(std::isnan(f[2]));
+  CHECK(f[3] == std::numeric_limits<double>::infinity());
+  CHECK(f[4] == -std::numeric_limits<double>::infinity());
+  CHECK(values(cast(ir::Tensor::from_strings({3}, {"12", "-5", "7.9"}), DType::I32)) == std::vector<double>{12, -5, 7});
+  CHECK(values(cast(ir::Tensor::from_strings({2}, {"1.5", "2"}), DType::F64)) == std::vector<double>{1.5, 2});
+  CHECK_THROWS_AS(cast(ir::Tensor::from_strings({1}, {"abc"}), DType::F32), ModelError);
+}
+
+TEST_CASE("Cast opset 1 takes the target as a type name; CastLike takes it from an input") {
+  ir::Tensor y = Node1("Cast", 1).in(vec<float>({1.5f})).s("to", "INT32").run();
+  CHECK(y.dtype() == DType::I32);
+  CHECK(values(y) == std::vector<double>{1});
+  ir::Tensor z = Node1("CastLike", 15).in(vec<double>({2.25, -1})).in(vec<mcc::f16>({})).run();
+  CHECK(z.dtype() == DType::F16);
+  CHECK(values(z) == std::vector<double>{2.25, -1});
+  ir::Tensor same = Node1("CastLike", 15).in(vec<float>({3})).in(vec<float>({0})).run();
+  CHECK(values(same) == std::vector<double>{3});
+}
+
+TEST_CASE("Cast to an unsupported or unknown target is reported") {
+  CHECK_THROWS_AS(cast(vec<float>({1}), DType::F8E4M3FN, 19), UnsupportedError);
+  CHECK_THROWS_AS(Node1("Cast", 1).in(vec<float>({1})).s("to", "QUATERNION").run(), ModelError);
+  CHECK_THROWS_AS(Node1("Cast", 13).in(vec<float>({1})).run(), ModelError);
+}
