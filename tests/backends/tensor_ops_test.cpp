@@ -443,3 +443,15 @@ TEST_CASE("tensor_ops: Transpose matches a naive index mapping for every permuta
   } while (std::next_permutation(perm.begin(), perm.end()));
   CHECK(checked == 24);
 }
+
+TEST_CASE("tensor_ops: hostile sizes give ModelError, not overflow") {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  Tensor r = f32s({4}, {0, 1, 2, 3});
+  CHECK(vals<float>(Op("Slice", 13).in(r).in(i64s({0})).in(i64s({kMax})).none().in(i64s({kMax})).run1()) == VF{0});
+  CHECK(vals<float>(Op("Slice", 13).in(r).in(i64s({-1})).in(i64s({-kMax})).none()
+                        .in(i64s({std::numeric_limits<int64_t>::min()})).run1()) == VF{3});
+  CHECK_THROWS_AS(Op("Tile", 13).in(r).in(i64s({kMax})).run(), ModelError);
+  CHECK_THROWS_AS(Op("Reshape", 13).in(r).in(i64s({kMax, kMax, -1})).run(), ModelError);
+  CHECK_THROWS_AS(Op("Range", 11).in(Tensor::scalar<int64_t>(-kMax)).in(Tensor::scalar<int64_t>(kMax))
+                      .in(Tensor::scalar<int64_t>(1)).run(), ModelError);
+}

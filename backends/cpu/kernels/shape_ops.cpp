@@ -13,6 +13,7 @@
 // Not supported: Constant sparse_value; Dropout in training mode cannot reproduce another
 //   runtime's random mask (only ratio 0 matches bit for bit).
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "backends/cpu/kernels/kernel_util.h"
@@ -56,7 +57,8 @@ Kernel make_reshape(const ir::Node& n) {
       if (s < -1) throw ModelError(ctx.node().describe() + ": Reshape shape has invalid value " + std::to_string(s));
       if (s == 0) has_zero = true;
       out[i] = s;
-      known *= s;
+      if (__builtin_mul_overflow(known, s, &known))
+        throw ModelError(ctx.node().describe() + ": Reshape shape " + dims_str(spec) + " overflows int64");
     }
     if (infer >= 0) {
       if (allowzero && has_zero)
@@ -249,8 +251,11 @@ void run_range(KernelContext& ctx) {
     if (delta == A(0)) throw ModelError(ctx.node().describe() + ": Range delta is zero");
     int64_t count;
     if constexpr (kInt) {
-      const int64_t span = limit - start;
-      count = span / delta + ((span % delta != 0 && ((span > 0) == (delta > 0))) ? 1 : 0);
+      // 128-bit span: limit - start may not fit int64 for extreme values.
+      const __int128 span = static_cast<__int128>(limit) - start;
+      const __int128 c = span / delta + ((span % delta != 0 && ((span > 0) == (delta > 0))) ? 1 : 0);
+      if (c > std::numeric_limits<int64_t>::max()) throw ModelError(ctx.node().describe() + ": Range is too long");
+      count = static_cast<int64_t>(c);
     } else {
       const double c = std::ceil((limit - start) / delta);
       if (!std::isfinite(c)) throw ModelError(ctx.node().describe() + ": Range length is not finite");

@@ -6,6 +6,8 @@
 // `value` attribute is converted to the data dtype (numeric and bool).
 // No arithmetic, so no accumulation type.
 // Not supported: packed sub-byte dtypes.
+#include <limits>
+
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/tensor_ops_util.h"
@@ -61,14 +63,14 @@ Kernel make_slice(const ir::Node& n) {
       if (step > 0) {
         s = std::clamp(s, int64_t{0}, dim);
         e = std::clamp(e, int64_t{0}, dim);
-        len = e > s ? (e - s + step - 1) / step : 0;
+        len = e > s ? (e - s - 1) / step + 1 : 0;  // no overflow for huge steps
       } else {
         s = std::clamp(s, int64_t{0}, dim - 1);
         e = std::clamp(e, int64_t{-1}, dim - 1);
-        len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        len = s > e ? (step == std::numeric_limits<int64_t>::min() ? 1 : (s - e - 1) / (-step) + 1) : 0;
       }
       od[static_cast<size_t>(ax)] = len;
-      os[static_cast<size_t>(ax)] = step * strides[static_cast<size_t>(ax)];
+      os[static_cast<size_t>(ax)] = len > 1 ? step * strides[static_cast<size_t>(ax)] : 0;
       if (len > 0) off += s * strides[static_cast<size_t>(ax)];
     }
     Tensor& y = ctx.alloc_output(0, x.dtype(), od);

@@ -197,7 +197,8 @@ void run_tile(KernelContext& ctx) {
   std::vector<int64_t> out(r), vd, vs;
   for (size_t i = 0; i < r; ++i) {
     if (reps[i] < 0) throw ModelError(ctx.node().describe() + ": Tile repeats " + dims_str(reps) + " are negative");
-    out[i] = x.dims()[i] * reps[i];
+    if (__builtin_mul_overflow(x.dims()[i], reps[i], &out[i]))
+      throw ModelError(ctx.node().describe() + ": Tile repeats " + dims_str(reps) + " overflow the output size");
     vd.push_back(reps[i]);
     vs.push_back(0);
     vd.push_back(x.dims()[i]);
