@@ -1,0 +1,109 @@
+// End-to-end tests of `mcc eval` and `mcc bench` on the bundled golden cases: every golden case
+// passes against ONNX Runtime's outputs, the verdict and exit code follow the rules, --json and
+// --save-outputs work, and bad requests exit with the documented codes.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "ir/npy.h"
+#include "support/run_mcc.h"
+
+namespace fs = std::filesystem;
+using mcc::test::run_mcc;
+
+namespace {
+std::string golden(const std::string& c) { return (mcc::test::source_dir() / "golden" / c).string(); }
+}  // namespace
+
+TEST_CASE("eval: every golden case matches ONNX Runtime's outputs on the cpu backend") {
+  int cases = 0;
+  for (const auto& e : fs::directory_iterator(mcc::test::source_dir() / "golden")) {
+    if (!fs::exists(e.path() / "model.onnx")) continue;
+    ++cases;
+    const auto r = run_mcc({"eval", (e.path() / "model.onnx").string(), "--golden", e.path().string(), "--json", "--threads", "2"});
+    INFO(e.path().filename().string() << ": " << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["passed"] == true);
+    CHECK(j["against"] == "golden");
+    CHECK(j["outputs"].size() >= 1);
+    for (const auto& o : j["outputs"]) CHECK(o["min_cosine"].get<double>() > 0.9999);
+  }
+  CHECK(cases >= 3);
+}
+
+TEST_CASE("eval: a verdict that cannot be met exits 1 with one line naming the output") {
+  const auto r = run_mcc({"eval", golden("mnist") + "/model.onnx", "--golden", golden("mnist"), "--min-cosine", "1.5"});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("accuracy check failed: output 'Plus214_Output_0'") != std::string::npos);
+  CHECK(r.out.find("verdict: FAIL") != std::string::npos);
+}
+
+TEST_CASE("eval: a model against itself as reference passes with identical outputs") {
+  const auto r = run_mcc({"eval", golden("mnist") + "/model.onnx", "--reference", golden("mnist") + "/model.onnx",
+                          "--inputs", golden("mnist"), "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["against"] == "reference");
+  CHECK(j["outputs"][0]["max_abs"].get<double>() == 0.0);
+  CHECK(j["samples"] == 3);
+}
+
+TEST_CASE("eval: --save-outputs writes output_K.npy per sample that match the golden outputs") {
+  mcc::test::TempDir tmp("mcc-eval");
+  const auto r = run_mcc({"eval", golden("mnist") + "/model.onnx", "--inputs", golden("mnist"), "--save-outputs", tmp.path.string()});
+  REQUIRE(r.code == 0);
+  const auto saved = mcc::ir::load_npy((tmp.path / "digit_0" / "output_0.npy").string());
+  const auto want = mcc::ir::load_npy(golden("mnist") + "/digit_0/output_0.npy");
+  REQUIRE(saved.dims() == want.dims());
+  for (int64_t i = 0; i < want.numel(); ++i) CHECK(std::abs(saved.data<float>()[i] - want.data<float>()[i]) < 1e-4f);
+}
+
+TEST_CASE("eval: random inputs are seeded and reproducible") {
+  mcc::test::TempDir a("mcc-eval-a"), b("mcc-eval-b");
+  REQUIRE(run_mcc({"eval", golden("mnist") + "/model.onnx", "--random", "7", "--save-outputs", a.path.string()}).code == 0);
+  REQUIRE(run_mcc({"eval", golden("mnist") + "/model.onnx", "--random", "7", "--save-outputs", b.path.string()}).code == 0);
+  CHECK(mcc::test::slurp(a.path / "random_0" / "output_0.npy") == mcc::test::slurp(b.path / "random_0" / "output_0.npy"));
+}
+
+TEST_CASE("eval: bad requests exit with the documented codes and one line") {
+  const std::string m = golden("mnist") + "/model.onnx";
+  auto r = run_mcc({"eval", m});
+  CHECK(r.code == 2);
+  CHECK(mcc::test::one_error_line(r.err));
+  r = run_mcc({"eval", m, "--golden", "/nonexistent/dir"});
+  CHECK(r.code == 3);
+  CHECK(mcc::test::one_error_line(r.err));
+  r = run_mcc({"eval", m, "--golden", golden("yolox_nano")});  // inputs that belong to another model
+  CHECK(r.code == 3);
+  CHECK(mcc::test::one_error_line(r.err));
+  r = run_mcc({"eval", m, "--golden", golden("mnist"), "--backend", "cuda"});
+  CHECK(r.code == 5);
+  CHECK(mcc::test::one_error_line(r.err));
+  r = run_mcc({"eval", m, "--golden", golden("mnist"), "--backend", "tpu"});
+  CHECK(r.code == 2);
+  r = run_mcc({"eval", m, "--golden", golden("mnist"), "--atol", "abc"});
+  CHECK(r.code == 2);
+}
+
+TEST_CASE("eval: wrong input shape is exit 3 naming the input and both shapes") {
+  mcc::test::TempDir tmp("mcc-eval-shape");
+  fs::create_directories(tmp.path / "s0");
+  mcc::ir::save_npy(mcc::ir::Tensor::allocate(mcc::ir::DType::F32, {1, 1, 28, 27}), (tmp.path / "s0" / "Input3.npy").string());
+  const auto r = run_mcc({"eval", golden("mnist") + "/model.onnx", "--inputs", tmp.path.string()});
+  CHECK(r.code == 3);
+  CHECK(r.err.find("'Input3'") != std::string::npos);
+  CHECK(r.err.find("[1x1x28x27]") != std::string::npos);
+}
+
+TEST_CASE("bench: reports median and p90 latency as JSON") {
+  const auto r = run_mcc({"bench", golden("mnist") + "/model.onnx", "--runs", "5", "--warmup", "1", "--threads", "1", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["median_ms"].get<double>() > 0);
+  CHECK(j["p90_ms"].get<double>() >= j["median_ms"].get<double>());
+  CHECK(j["threads"] == 1);
+  CHECK(j["runs"] == 5);
+  CHECK(run_mcc({"bench", golden("mnist") + "/model.onnx", "--runs", "0"}).code == 2);
+}
