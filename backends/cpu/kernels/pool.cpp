@@ -50,29 +50,32 @@ struct PoolAttrs {
   float p = 2.f;
 };
 
-// Calls f(tap_offset_in_plane) for every tap of the window at output position (od, oh, ow)
-// that lies inside the input; returns the number of taps inside [-pad_b, in + pad_e).
+// Taps k of one window dim whose position start + k * dil lies in [lo, hi): [first, last).
+inline void tap_range(int64_t start, int64_t dil, int64_t K, int64_t lo, int64_t hi, int64_t& first, int64_t& last) {
+  first = start >= lo ? 0 : (lo - start + dil - 1) / dil;
+  last = start >= hi ? 0 : std::min(K, (hi - 1 - start) / dil + 1);
+  if (first > last) first = last;
+}
+
+// Calls f(id, ih, iw) for every tap of the window at output position (od, oh, ow) that lies
+// inside the input; returns the number of taps inside [-pad_b, in + pad_e).
 template <class F>
 int64_t for_window(const WindowGeom& g, int64_t od, int64_t oh, int64_t ow, F&& f) {
-  int64_t padded_count = 0;
-  const int64_t d0 = od * g.stride[0] - g.pad_b[0], h0 = oh * g.stride[1] - g.pad_b[1],
-                w0 = ow * g.stride[2] - g.pad_b[2];
-  for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-    const int64_t id = d0 + kd * g.dil[0];
-    if (id < -g.pad_b[0] || id >= g.in[0] + g.pad_e[0]) continue;
-    for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-      const int64_t ih = h0 + kh * g.dil[1];
-      if (ih < -g.pad_b[1] || ih >= g.in[1] + g.pad_e[1]) continue;
-      for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-        const int64_t iw = w0 + kw * g.dil[2];
-        if (iw < -g.pad_b[2] || iw >= g.in[2] + g.pad_e[2]) continue;
-        ++padded_count;
-        if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) continue;
-        f(id, ih, iw);
-      }
-    }
+  const int64_t o[3] = {od, oh, ow};
+  int64_t first[3], last[3], padded = 1;
+  for (int j = 0; j < 3; ++j) {
+    const int64_t start = o[j] * g.stride[j] - g.pad_b[j];
+    int64_t pf, pl;
+    tap_range(start, g.dil[j], g.k[j], -g.pad_b[j], g.in[j] + g.pad_e[j], pf, pl);
+    padded *= pl - pf;
+    tap_range(start, g.dil[j], g.k[j], 0, g.in[j], first[j], last[j]);
+    first[j] = start + first[j] * g.dil[j];  // as input coordinates from here on
+    last[j] = start + last[j] * g.dil[j];
   }
-  return padded_count;
+  for (int64_t id = first[0]; id < last[0]; id += g.dil[0])
+    for (int64_t ih = first[1]; ih < last[1]; ih += g.dil[1])
+      for (int64_t iw = first[2]; iw < last[2]; iw += g.dil[2]) f(id, ih, iw);
+  return padded;
 }
 
 template <class T>
@@ -127,6 +130,45 @@ void pool_planes(const KernelContext& ctx, const PoolAttrs& a, const WindowGeom&
   });
 }
 
+// Max over the taps of a 1-D window along the middle axis of [outer, n_in, inner] into
+// [outer, n_out, inner]; taps outside the input are skipped (an all-padding window gives lowest).
+template <class A>
+void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, int64_t n_out, int64_t stride,
+              int64_t pad_b, int64_t dil, int64_t K) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < n_out; ++j) {
+      A* dst = out + (o * n_out + j) * inner;
+      std::fill(dst, dst + inner, std::numeric_limits<A>::lowest());
+      const int64_t start = j * stride - pad_b;
+      int64_t first, last;
+      tap_range(start, dil, K, 0, n_in, first, last);
+      for (int64_t k = first; k < last; ++k) {
+        const A* src = in + (o * n_in + start + k * dil) * inner;
+        for (int64_t i = 0; i < inner; ++i) dst[i] = std::max(dst[i], src[i]);
+      }
+    }
+}
+
+// MaxPool without Indices as three separable 1-D passes (W, then H, then D) per plane.
+template <class T>
+void max_pool_separable(const KernelContext& ctx, const WindowGeom& g, int64_t planes, const T* x, T* y) {
+  using A = std::conditional_t<std::is_arithmetic_v<T>, T, float>;
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2], OD = g.out[0], OH = g.out[1], OW = g.out[2];
+  ctx.parallel_for(planes, g.in_size() * (g.k[0] + g.k[1] + g.k[2]), [&](int64_t b, int64_t e) {
+    std::vector<A> src(static_cast<size_t>(g.in_size())), t1(static_cast<size_t>(D * H * OW)),
+        t2(static_cast<size_t>(D * OH * OW)), t3(static_cast<size_t>(OD * OH * OW));
+    for (int64_t pl = b; pl < e; ++pl) {
+      const T* xp = x + pl * g.in_size();
+      for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<A>(xp[i]);
+      max_axis(src.data(), t1.data(), D * H, W, 1, OW, g.stride[2], g.pad_b[2], g.dil[2], g.k[2]);
+      max_axis(t1.data(), t2.data(), D, H, OW, OH, g.stride[1], g.pad_b[1], g.dil[1], g.k[1]);
+      max_axis(t2.data(), t3.data(), 1, D, OH * OW, OD, g.stride[0], g.pad_b[0], g.dil[0], g.k[0]);
+      T* yp = y + pl * g.out_size();
+      for (size_t i = 0; i < t3.size(); ++i) yp[i] = static_cast<T>(t3[i]);
+    }
+  });
+}
+
 float lp_p(const ir::Node& n) {
   const ir::Attribute* at = n.attr("p");
   if (!at) return 2.f;
@@ -154,6 +196,10 @@ Kernel make_pool(const ir::Node& node, PoolKind kind) {
       idx = ctx.alloc_output(1, DType::I64, g.out_dims(N, C)).mutable_data<int64_t>().data();
     auto run = [&](auto tag) {
       using T = typename decltype(tag)::type;
+      if (a.kind == PoolKind::Max && !idx) {
+        max_pool_separable<T>(ctx, g, N * C, x.data<T>().data(), y.mutable_data<T>().data());
+        return;
+      }
       pool_planes<T>(ctx, a, g, N * C, x.data<T>().data(), y.mutable_data<T>().data(), idx);
     };
     const std::string what = n.describe() + ": " + n.op_type;
