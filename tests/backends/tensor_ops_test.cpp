@@ -455,3 +455,24 @@ TEST_CASE("tensor_ops: hostile sizes give ModelError, not overflow") {
   CHECK_THROWS_AS(Op("Range", 11).in(Tensor::scalar<int64_t>(-kMax)).in(Tensor::scalar<int64_t>(kMax))
                       .in(Tensor::scalar<int64_t>(1)).run(), ModelError);
 }
+
+TEST_CASE("tensor_ops: Identity passes sequences and empty optionals through") {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 16}};
+  m.graph = std::make_unique<ir::Graph>();
+  ir::Value& x = m.graph->add_value("x");
+  x.is_graph_input = true;
+  m.graph->inputs.push_back(&x);
+  ir::Node& n = m.graph->add_node("Identity", "", "id", {&x}, {"y"});
+  n.since_version = 16;
+  m.graph->outputs.push_back(n.outputs[0]);
+  backends::Executor ex(m);
+  auto seq = ex.run({{"x", backends::RValue::sequence({f32s({1}, {1.f}), f32s({2}, {2.f, 3.f})})}});
+  REQUIRE(seq.size() == 1);
+  CHECK(seq[0].kind == backends::RValue::Kind::Sequence);
+  REQUIRE(seq[0].seq.size() == 2);
+  CHECK(vals<float>(seq[0].seq[1]) == VF{2.f, 3.f});
+  auto none = ex.run({{"x", backends::RValue::none()}});
+  CHECK(none[0].kind == backends::RValue::Kind::None);
+}
