@@ -13,6 +13,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <onnx/onnx-data_pb.h>
 #include <spdlog/spdlog.h>
 
@@ -540,6 +541,73 @@ bool parse_fd(int fd, pb::Message& msg) {
   return ok;
 }
 
+// ModelProto streaming parse. Main-graph initializers' raw_data is read straight into a string
+// of its final size (protobuf's own parser grows strings over 50 MB step by step, copying them
+// and touching up to twice the memory); every other field goes through protobuf unchanged, in
+// file order, so merge semantics and unknown fields are exactly protobuf's.
+using pb::internal::WireFormatLite;
+constexpr uint32_t kLenTag(int field) { return static_cast<uint32_t>(field) << 3 | 2; }
+
+/// Parses the message under the current limit: `special` fields get `on_special`, the others
+/// are re-encoded (in order) and merged into msg at the end.
+template <class F>
+bool parse_fields(pb::io::CodedInputStream& cis, pb::Message& msg, uint32_t special, F&& on_special) {
+  std::string rest;
+  {
+    pb::io::StringOutputStream sos(&rest);
+    pb::io::CodedOutputStream out(&sos);
+    for (;;) {
+      const uint32_t tag = cis.ReadTag();
+      if (tag == 0) break;
+      if (tag == special) {
+        uint32_t len = 0;
+        // Lengths beyond the bytes left fail before anything is allocated.
+        if (!cis.ReadVarint32(&len) || static_cast<int>(len) < 0 ||
+            static_cast<int64_t>(len) > cis.BytesUntilTotalBytesLimit() ||
+            (cis.BytesUntilLimit() >= 0 && static_cast<int64_t>(len) > cis.BytesUntilLimit()))
+          return false;
+        const auto lim = cis.PushLimit(static_cast<int>(len));
+        if (!on_special(static_cast<int>(len)) || cis.BytesUntilLimit() != 0) return false;
+        cis.PopLimit(lim);
+      } else if (!WireFormatLite::SkipField(&cis, tag, &out)) {
+        return false;
+      }
+    }
+    if (out.HadError()) return false;
+  }
+  if (!cis.ConsumedEntireMessage()) return false;
+  return rest.empty() || msg.MergeFromString(rest);
+}
+
+bool parse_model_stream(pb::io::CodedInputStream& cis, onnx::ModelProto& mp) {
+  auto tensor = [&](onnx::TensorProto& tp) {
+    return parse_fields(cis, tp, kLenTag(9), [&](int len) {
+      std::string raw;
+      raw.resize(static_cast<size_t>(len));
+      if (!cis.ReadRaw(raw.data(), len)) return false;
+      tp.set_raw_data(std::move(raw));
+      return true;
+    });
+  };
+  auto graph = [&](onnx::GraphProto& gp) {
+    return parse_fields(cis, gp, kLenTag(5), [&](int) { return tensor(*gp.add_initializer()); });
+  };
+  return parse_fields(cis, mp, kLenTag(7), [&](int) { return graph(*mp.mutable_graph()); });
+}
+
+bool parse_model_fd(int fd, onnx::ModelProto& mp) {
+  struct stat st {};
+  ::fstat(fd, &st);  // open_for_parse checked it: a regular file under 2 GB
+  pb::io::FileInputStream fis(fd, 1 << 20);
+  pb::io::CodedInputStream cis(&fis);
+  // One past what the file holds: end of file stays a normal end of message, and no length in the
+  // file can make the parser allocate more than the file could fill.
+  cis.SetTotalBytesLimit(static_cast<int>(std::min<int64_t>(st.st_size + 1, INT_MAX)));
+  const bool ok = parse_model_stream(cis, mp) && fis.GetErrno() == 0;
+  ::close(fd);
+  return ok;
+}
+
 std::string folder_of(const std::string& path) {
   const fs::path p = fs::path(path).parent_path();
   return p.empty() ? std::string(".") : p.string();
@@ -550,7 +618,7 @@ std::string folder_of(const std::string& path) {
 Model load_model(const std::string& path) {
   return with_file_context("model '" + path + "'", [&] {
     onnx::ModelProto mp;
-    if (!parse_fd(open_for_parse(path, "model"), mp))
+    if (!parse_model_fd(open_for_parse(path, "model"), mp))
       throw ModelError("not a valid ONNX model (protobuf parse failed: truncated or corrupt file)");
     return import_model(mp, folder_of(path));
   });

@@ -14,8 +14,8 @@ Model load_model(const std::string& path);
 Model load_model_from_bytes(std::string bytes, const std::string& base_dir);
 
 struct SaveOptions {
-  /// Tensors at least this large are written to external data when the model could not be
-  /// stored inline (>2 GB) or when they were external in the input. 0 = keep input layout.
+  /// Tensors that were external in the input stay external; main-graph initializers of at least
+  /// 1 KiB also go external when the model would exceed 2 GB inline, or always when this is set.
   bool force_external = false;
   std::string external_file;  // default: "<output file name>.data"
 };
