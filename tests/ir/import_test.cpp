@@ -233,6 +233,19 @@ TEST_CASE("external data is mapped, kept external on save, and missing files are
   CHECK(W2.external->location == "saved.onnx.data");
   CHECK(std::memcmp(W2.raw(), W.raw(), 4000) == 0);
 
+  // Saving over the input model and its mapped data file replaces them by rename: the loaded
+  // model's mapping still reads the old bytes, and the new files hold the same values.
+  ir::SaveOptions same;
+  same.external_file = "weights.bin";
+  ir::save_model(model, (tmp.path / "m.onnx").string(), same);
+  CHECK(W.data<float>()[999] == 499.5f);
+  const ir::Model over = ir::load_model((tmp.path / "m.onnx").string());
+  const ir::Tensor& W3 = *over.graph->find_value("W")->initializer;
+  CHECK(W3.external->offset == 0);
+  CHECK(std::memcmp(W3.raw(), W.raw(), 4000) == 0);
+  spit(tmp.path / "m.onnx", m.SerializeAsString());
+  spit(tmp.path / "weights.bin", std::string(16, 'x') + std::string(reinterpret_cast<const char*>(w.data()), 4000));
+
   // Missing file, short file, escaping paths: ModelError naming the tensor and the file.
   fs::remove(tmp.path / "weights.bin");
   std::string err = error_of([&] { load_proto(m, tmp.path / "m.onnx"); });
