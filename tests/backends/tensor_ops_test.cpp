@@ -27,14 +27,38 @@ struct Op {
   std::vector<ir::Attribute> attrs;
 
   Op(std::string o, int v) : op(std::move(o)), opset(v) {}
-  Op& in(Tensor t) { inputs.push_back(std::move(t)); return *this; }
-  Op& none() { inputs.emplace_back(); return *this; }
-  Op& outs(int k) { num_outputs = k; return *this; }
-  Op& i(const std::string& n, int64_t v) { attrs.push_back({n, ir::AttrKind::Int, v, "", "", ""}); return *this; }
-  Op& f(const std::string& n, float v) { attrs.push_back({n, ir::AttrKind::Float, v, "", "", ""}); return *this; }
-  Op& s(const std::string& n, std::string v) { attrs.push_back({n, ir::AttrKind::String, std::move(v), "", "", ""}); return *this; }
-  Op& is(const std::string& n, std::vector<int64_t> v) { attrs.push_back({n, ir::AttrKind::Ints, std::move(v), "", "", ""}); return *this; }
-  Op& t(const std::string& n, Tensor v) { attrs.push_back({n, ir::AttrKind::Tensor, std::move(v), "", "", ""}); return *this; }
+  Op& in(Tensor t) {
+    inputs.push_back(std::move(t));
+    return *this;
+  }
+  Op& none() {
+    inputs.emplace_back();
+    return *this;
+  }
+  Op& outs(int k) {
+    num_outputs = k;
+    return *this;
+  }
+  Op& i(const std::string& n, int64_t v) {
+    attrs.push_back({n, ir::AttrKind::Int, v, "", "", ""});
+    return *this;
+  }
+  Op& f(const std::string& n, float v) {
+    attrs.push_back({n, ir::AttrKind::Float, v, "", "", ""});
+    return *this;
+  }
+  Op& s(const std::string& n, std::string v) {
+    attrs.push_back({n, ir::AttrKind::String, std::move(v), "", "", ""});
+    return *this;
+  }
+  Op& is(const std::string& n, std::vector<int64_t> v) {
+    attrs.push_back({n, ir::AttrKind::Ints, std::move(v), "", "", ""});
+    return *this;
+  }
+  Op& t(const std::string& n, Tensor v) {
+    attrs.push_back({n, ir::AttrKind::Tensor, std::move(v), "", "", ""});
+    return *this;
+  }
 
   std::vector<Tensor> run() const {
     ir::Model m;
@@ -45,7 +69,10 @@ struct Op {
     std::vector<ir::Value*> ins;
     std::vector<std::pair<std::string, backends::RValue>> feeds;
     for (size_t k = 0; k < inputs.size(); ++k) {
-      if (!inputs[k].defined()) { ins.push_back(nullptr); continue; }
+      if (!inputs[k].defined()) {
+        ins.push_back(nullptr);
+        continue;
+      }
       ir::Value& v = g.add_value("in" + std::to_string(k));
       v.is_graph_input = true;
       g.inputs.push_back(&v);
@@ -69,18 +96,27 @@ struct Op {
 };
 
 template <class T>
-Tensor tn(std::vector<int64_t> dims, const std::vector<T>& v) { return Tensor::from_vector<T>(std::move(dims), v); }
+Tensor tn(std::vector<int64_t> dims, const std::vector<T>& v) {
+  return Tensor::from_vector<T>(std::move(dims), v);
+}
 Tensor bools(std::vector<int64_t> dims, const std::vector<int>& v) {
   Tensor t = Tensor::allocate(DType::Bool, std::move(dims));
   auto d = t.mutable_data<bool>();
   for (size_t k = 0; k < v.size(); ++k) d[k] = v[k] != 0;
   return t;
 }
-Tensor i64s(const std::vector<int64_t>& v) { return tn<int64_t>({static_cast<int64_t>(v.size())}, v); }
-Tensor f32s(std::vector<int64_t> dims, const std::vector<float>& v) { return tn<float>(std::move(dims), v); }
+Tensor i64s(const std::vector<int64_t>& v) {
+  return tn<int64_t>({static_cast<int64_t>(v.size())}, v);
+}
+Tensor f32s(std::vector<int64_t> dims, const std::vector<float>& v) {
+  return tn<float>(std::move(dims), v);
+}
 
 template <class T>
-std::vector<T> vals(const Tensor& t) { auto d = t.data<T>(); return {d.begin(), d.end()}; }
+std::vector<T> vals(const Tensor& t) {
+  auto d = t.data<T>();
+  return {d.begin(), d.end()};
+}
 std::vector<float> halfs(const Tensor& t) {
   std::vector<float> out;
   for (f16 h : t.data<f16>()) out.push_back(static_cast<float>(h));
@@ -144,7 +180,8 @@ TEST_CASE("tensor_ops: Constant attributes, ConstantOfShape, EyeLike and Identit
   CHECK(c.dtype() == DType::I64);
   CHECK(vals<int64_t>(c) == V64{1, 2, 3});
   CHECK(vals<float>(Op("Constant", 13).f("value_float", 2.5f).run1()) == VF{2.5f});
-  CHECK(Op("Constant", 13).s("value_string", "hi").run1().strings() == std::vector<std::string>{"hi"});
+  CHECK(Op("Constant", 13).s("value_string", "hi").run1().strings() ==
+        std::vector<std::string>{"hi"});
   CHECK_THROWS_AS(Op("Constant", 13).run(), ModelError);
 
   Tensor cs = Op("ConstantOfShape", 9).t("value", tn<int32_t>({1}, {7})).in(i64s({2, 2})).run1();
@@ -153,7 +190,11 @@ TEST_CASE("tensor_ops: Constant attributes, ConstantOfShape, EyeLike and Identit
   CHECK(Op("ConstantOfShape", 9).in(i64s({0})).run1().numel() == 0);
   CHECK(vals<float>(Op("ConstantOfShape", 9).in(i64s({2})).run1()) == VF{0.f, 0.f});
 
-  Tensor eye = Op("EyeLike", 9).i("k", 1).i("dtype", static_cast<int64_t>(DType::I32)).in(f32s({3, 4}, VF(12, 5.f))).run1();
+  Tensor eye = Op("EyeLike", 9)
+                   .i("k", 1)
+                   .i("dtype", static_cast<int64_t>(DType::I32))
+                   .in(f32s({3, 4}, VF(12, 5.f)))
+                   .run1();
   CHECK(vals<int32_t>(eye) == std::vector<int32_t>{0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
   Tensor eh = Op("EyeLike", 9).in(f16s({2, 2}, {3, 3, 3, 3})).run1();
   CHECK(halfs(eh) == VF{1, 0, 0, 1});
@@ -164,17 +205,32 @@ TEST_CASE("tensor_ops: Constant attributes, ConstantOfShape, EyeLike and Identit
 }
 
 TEST_CASE("tensor_ops: Range on integer and float types") {
-  CHECK(vals<int32_t>(Op("Range", 11).in(Tensor::scalar<int32_t>(10)).in(Tensor::scalar<int32_t>(4))
-                          .in(Tensor::scalar<int32_t>(-3)).run1()) == std::vector<int32_t>{10, 7});
-  CHECK(vals<float>(Op("Range", 11).in(Tensor::scalar<float>(3)).in(Tensor::scalar<float>(9))
-                        .in(Tensor::scalar<float>(3)).run1()) == VF{3, 6});
-  CHECK(vals<int64_t>(Op("Range", 11).in(Tensor::scalar<int64_t>(5)).in(Tensor::scalar<int64_t>(1))
-                          .in(Tensor::scalar<int64_t>(2)).run1()).empty());
-  CHECK_THROWS_AS(Op("Range", 11).in(Tensor::scalar<int64_t>(0)).in(Tensor::scalar<int64_t>(1))
-                      .in(Tensor::scalar<int64_t>(0)).run(), ModelError);
+  CHECK(vals<int32_t>(Op("Range", 11)
+                          .in(Tensor::scalar<int32_t>(10))
+                          .in(Tensor::scalar<int32_t>(4))
+                          .in(Tensor::scalar<int32_t>(-3))
+                          .run1()) == std::vector<int32_t>{10, 7});
+  CHECK(vals<float>(Op("Range", 11)
+                        .in(Tensor::scalar<float>(3))
+                        .in(Tensor::scalar<float>(9))
+                        .in(Tensor::scalar<float>(3))
+                        .run1()) == VF{3, 6});
+  CHECK(vals<int64_t>(Op("Range", 11)
+                          .in(Tensor::scalar<int64_t>(5))
+                          .in(Tensor::scalar<int64_t>(1))
+                          .in(Tensor::scalar<int64_t>(2))
+                          .run1())
+            .empty());
+  CHECK_THROWS_AS(Op("Range", 11)
+                      .in(Tensor::scalar<int64_t>(0))
+                      .in(Tensor::scalar<int64_t>(1))
+                      .in(Tensor::scalar<int64_t>(0))
+                      .run(),
+                  ModelError);
 }
 
-TEST_CASE("tensor_ops: Dropout in inference and with training ratio 0 is the identity with a true mask") {
+TEST_CASE(
+    "tensor_ops: Dropout in inference and with training ratio 0 is the identity with a true mask") {
   Tensor x = f32s({2, 2}, {1, 2, 3, 4});
   auto r = Op("Dropout", 13).outs(2).in(x).run();
   CHECK(vals<float>(r[0]) == VF{1, 2, 3, 4});
@@ -182,10 +238,18 @@ TEST_CASE("tensor_ops: Dropout in inference and with training ratio 0 is the ide
   CHECK(vals<bool>(r[1]) == std::vector<bool>{true, true, true, true});
   auto t = Op("Dropout", 13).outs(2).in(x).in(Tensor::scalar<float>(0.f)).in(bools({}, {1})).run();
   CHECK(vals<float>(t[0]) == VF{1, 2, 3, 4});
-  auto tr = Op("Dropout", 13).i("seed", 3).outs(2).in(f32s({1000}, VF(1000, 1.f))).in(Tensor::scalar<float>(0.5f))
-                .in(bools({}, {1})).run();
+  auto tr = Op("Dropout", 13)
+                .i("seed", 3)
+                .outs(2)
+                .in(f32s({1000}, VF(1000, 1.f)))
+                .in(Tensor::scalar<float>(0.5f))
+                .in(bools({}, {1}))
+                .run();
   int kept = 0;
-  for (float v : vals<float>(tr[0])) { CHECK((v == 0.f || v == 2.f)); kept += v != 0.f; }
+  for (float v : vals<float>(tr[0])) {
+    CHECK((v == 0.f || v == 2.f));
+    kept += v != 0.f;
+  }
   CHECK(kept > 400);
   CHECK(kept < 600);
 }
@@ -193,7 +257,8 @@ TEST_CASE("tensor_ops: Dropout in inference and with training ratio 0 is the ide
 // ---------------------------------------------------------------- layout ops
 
 TEST_CASE("tensor_ops: Transpose default and explicit perms over f32, f16 and int8") {
-  CHECK(vals<float>(Op("Transpose", 13).in(f32s({2, 3}, {1, 2, 3, 4, 5, 6})).run1()) == VF{1, 4, 2, 5, 3, 6});
+  CHECK(vals<float>(Op("Transpose", 13).in(f32s({2, 3}, {1, 2, 3, 4, 5, 6})).run1()) ==
+        VF{1, 4, 2, 5, 3, 6});
   Tensor h = Op("Transpose", 13).in(f16s({2, 3}, {1, 2, 3, 4, 5, 6})).run1();
   CHECK(h.dims() == V64{3, 2});
   CHECK(halfs(h) == VF{1, 4, 2, 5, 3, 6});
@@ -206,19 +271,28 @@ TEST_CASE("tensor_ops: Transpose default and explicit perms over f32, f16 and in
   bool ok = true;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j)
-      for (int k = 0; k < 2; ++k) ok = ok && d[static_cast<size_t>((i * 4 + j) * 2 + k)] == k * 12 + i * 4 + j;
+      for (int k = 0; k < 2; ++k)
+        ok = ok && d[static_cast<size_t>((i * 4 + j) * 2 + k)] == k * 12 + i * 4 + j;
   CHECK(ok);
-  CHECK_THROWS_AS(Op("Transpose", 13).is("perm", {0, 0}).in(f32s({2, 2}, VF(4, 0.f))).run(), ModelError);
+  CHECK_THROWS_AS(Op("Transpose", 13).is("perm", {0, 0}).in(f32s({2, 2}, VF(4, 0.f))).run(),
+                  ModelError);
 }
 
 TEST_CASE("tensor_ops: Concat on strings and int64, and Split by sizes and by num_outputs") {
-  Tensor a = Tensor::from_strings({1, 2}, {"a", "b"}), b = Tensor::from_strings({2, 2}, {"c", "d", "e", "f"});
+  Tensor a = Tensor::from_strings({1, 2}, {"a", "b"}),
+         b = Tensor::from_strings({2, 2}, {"c", "d", "e", "f"});
   Tensor s = Op("Concat", 13).i("axis", 0).in(a).in(b).run1();
   CHECK(s.dims() == V64{3, 2});
   CHECK(s.strings() == std::vector<std::string>{"a", "b", "c", "d", "e", "f"});
-  Tensor c = Op("Concat", 13).i("axis", -1).in(tn<int64_t>({2, 1}, {1, 2})).in(tn<int64_t>({2, 2}, {3, 4, 5, 6})).run1();
+  Tensor c = Op("Concat", 13)
+                 .i("axis", -1)
+                 .in(tn<int64_t>({2, 1}, {1, 2}))
+                 .in(tn<int64_t>({2, 2}, {3, 4, 5, 6}))
+                 .run1();
   CHECK(vals<int64_t>(c) == V64{1, 3, 4, 2, 5, 6});
-  CHECK_THROWS_AS(Op("Concat", 13).i("axis", 0).in(f32s({1, 2}, {1, 2})).in(f32s({1, 3}, {1, 2, 3})).run(), ModelError);
+  CHECK_THROWS_AS(
+      Op("Concat", 13).i("axis", 0).in(f32s({1, 2}, {1, 2})).in(f32s({1, 3}, {1, 2, 3})).run(),
+      ModelError);
 
   Tensor x = f32s({6}, {1, 2, 3, 4, 5, 6});
   auto p = Op("Split", 13).outs(2).in(x).in(i64s({2, 4})).run();
@@ -227,7 +301,12 @@ TEST_CASE("tensor_ops: Concat on strings and int64, and Split by sizes and by nu
   auto q = Op("Split", 18).i("num_outputs", 3).outs(3).in(f32s({7}, {1, 2, 3, 4, 5, 6, 7})).run();
   CHECK(vals<float>(q[0]) == VF{1, 2, 3});
   CHECK(vals<float>(q[2]) == VF{7});
-  auto r = Op("Split", 11).i("axis", 1).is("split", {1, 2}).outs(2).in(f32s({2, 3}, {1, 2, 3, 4, 5, 6})).run();
+  auto r = Op("Split", 11)
+               .i("axis", 1)
+               .is("split", {1, 2})
+               .outs(2)
+               .in(f32s({2, 3}, {1, 2, 3, 4, 5, 6}))
+               .run();
   CHECK(vals<float>(r[1]) == VF{2, 3, 5, 6});
   CHECK_THROWS_AS(Op("Split", 13).outs(2).in(x).in(i64s({2, 3})).run(), ModelError);
 }
@@ -247,8 +326,10 @@ TEST_CASE("tensor_ops: DepthToSpace DCR/CRD and SpaceToDepth") {
 
 TEST_CASE("tensor_ops: Tile and Expand") {
   Tensor x = tn<int32_t>({2, 2}, {0, 1, 2, 3});
-  CHECK(vals<int32_t>(Op("Tile", 13).in(x).in(i64s({2, 1})).run1()) == std::vector<int32_t>{0, 1, 2, 3, 0, 1, 2, 3});
-  CHECK(vals<int32_t>(Op("Tile", 13).in(x).in(i64s({1, 2})).run1()) == std::vector<int32_t>{0, 1, 0, 1, 2, 3, 2, 3});
+  CHECK(vals<int32_t>(Op("Tile", 13).in(x).in(i64s({2, 1})).run1()) ==
+        std::vector<int32_t>{0, 1, 2, 3, 0, 1, 2, 3});
+  CHECK(vals<int32_t>(Op("Tile", 13).in(x).in(i64s({1, 2})).run1()) ==
+        std::vector<int32_t>{0, 1, 0, 1, 2, 3, 2, 3});
   CHECK_THROWS_AS(Op("Tile", 13).in(x).in(i64s({2})).run(), ModelError);
   Tensor e = Op("Expand", 13).in(f32s({3, 1}, {1, 2, 3})).in(i64s({2, 1, 2})).run1();
   CHECK(e.dims() == V64{2, 3, 2});
@@ -260,33 +341,53 @@ TEST_CASE("tensor_ops: Tile and Expand") {
 
 TEST_CASE("tensor_ops: Slice with steps, negative steps, clamping and opset-1 attributes") {
   Tensor x = f32s({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
-  CHECK(vals<float>(Op("Slice", 13).in(x).in(i64s({1, 0})).in(i64s({2, 3})).in(i64s({0, 1})).in(i64s({1, 2})).run1()) ==
-        VF{5, 7});
-  CHECK(vals<float>(Op("Slice", 13).in(x).in(i64s({0, 1})).in(i64s({-1, 1000})).run1()) == VF{2, 3, 4});
-  CHECK(vals<float>(Op("Slice", 1).is("starts", {0, 1}).is("ends", {-1, 1000}).in(x).run1()) == VF{2, 3, 4});
+  CHECK(vals<float>(Op("Slice", 13)
+                        .in(x)
+                        .in(i64s({1, 0}))
+                        .in(i64s({2, 3}))
+                        .in(i64s({0, 1}))
+                        .in(i64s({1, 2}))
+                        .run1()) == VF{5, 7});
+  CHECK(vals<float>(Op("Slice", 13).in(x).in(i64s({0, 1})).in(i64s({-1, 1000})).run1()) ==
+        VF{2, 3, 4});
+  CHECK(vals<float>(Op("Slice", 1).is("starts", {0, 1}).is("ends", {-1, 1000}).in(x).run1()) ==
+        VF{2, 3, 4});
   Tensor r = f32s({10}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   const int64_t kMin = std::numeric_limits<int64_t>::min();
-  CHECK(vals<float>(Op("Slice", 13).in(r).in(i64s({-1})).in(i64s({kMin})).none().in(i64s({-3})).run1()) == VF{9, 6, 3, 0});
-  CHECK(Op("Slice", 13).in(r).in(i64s({20})).in(i64s({-100})).none().in(i64s({-1})).run1().numel() == 10);
+  CHECK(vals<float>(
+            Op("Slice", 13).in(r).in(i64s({-1})).in(i64s({kMin})).none().in(i64s({-3})).run1()) ==
+        VF{9, 6, 3, 0});
+  CHECK(
+      Op("Slice", 13).in(r).in(i64s({20})).in(i64s({-100})).none().in(i64s({-1})).run1().numel() ==
+      10);
   CHECK(Op("Slice", 13).in(r).in(i64s({5})).in(i64s({2})).run1().numel() == 0);
-  CHECK_THROWS_AS(Op("Slice", 13).in(r).in(i64s({0})).in(i64s({2})).none().in(i64s({0})).run(), ModelError);
+  CHECK_THROWS_AS(Op("Slice", 13).in(r).in(i64s({0})).in(i64s({2})).none().in(i64s({0})).run(),
+                  ModelError);
 }
 
-TEST_CASE("tensor_ops: Pad constant, reflect, edge and wrap; attribute form; axes input; cropping") {
+TEST_CASE(
+    "tensor_ops: Pad constant, reflect, edge and wrap; attribute form; axes input; cropping") {
   Tensor x = f32s({3, 2}, {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f});
   Tensor pads = i64s({0, 2, 0, 0});
-  CHECK(vals<float>(Op("Pad", 13).s("mode", "constant").in(x).in(pads).in(Tensor::scalar<float>(0.f)).run1()) ==
-        VF{0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f});
+  CHECK(vals<float>(Op("Pad", 13)
+                        .s("mode", "constant")
+                        .in(x)
+                        .in(pads)
+                        .in(Tensor::scalar<float>(0.f))
+                        .run1()) == VF{0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f});
   CHECK(vals<float>(Op("Pad", 13).s("mode", "reflect").in(x).in(pads).run1()) ==
         VF{1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f, 4.5f, 5.7f});
   CHECK(vals<float>(Op("Pad", 13).s("mode", "edge").in(x).in(pads).run1()) ==
         VF{1.0f, 1.0f, 1.0f, 1.2f, 2.3f, 2.3f, 2.3f, 3.4f, 4.5f, 4.5f, 4.5f, 5.7f});
   Tensor w = Op("Pad", 19).s("mode", "wrap").in(x).in(i64s({1, 1, 0, 0})).run1();
   CHECK(w.dims() == V64{4, 3});
-  CHECK(vals<float>(w) == VF{5.7f, 4.5f, 5.7f, 1.2f, 1.0f, 1.2f, 3.4f, 2.3f, 3.4f, 5.7f, 4.5f, 5.7f});
-  Tensor old = Op("Pad", 2).is("pads", {1, 0, 0, 0}).f("value", 9.f).in(tn<int32_t>({1, 2}, {1, 2})).run1();
+  CHECK(vals<float>(w) ==
+        VF{5.7f, 4.5f, 5.7f, 1.2f, 1.0f, 1.2f, 3.4f, 2.3f, 3.4f, 5.7f, 4.5f, 5.7f});
+  Tensor old =
+      Op("Pad", 2).is("pads", {1, 0, 0, 0}).f("value", 9.f).in(tn<int32_t>({1, 2}, {1, 2})).run1();
   CHECK(vals<int32_t>(old) == std::vector<int32_t>{9, 9, 1, 2});
-  Tensor ax = Op("Pad", 18).in(x).in(i64s({1, 0})).in(Tensor::scalar<float>(-1.f)).in(i64s({-1})).run1();
+  Tensor ax =
+      Op("Pad", 18).in(x).in(i64s({1, 0})).in(Tensor::scalar<float>(-1.f)).in(i64s({-1})).run1();
   CHECK(vals<float>(ax) == VF{-1, 1.0f, 1.2f, -1, 2.3f, 3.4f, -1, 4.5f, 5.7f});
   Tensor crop = Op("Pad", 13).in(x).in(i64s({-1, 0, 0, -1})).run1();
   CHECK(vals<float>(crop) == VF{2.3f, 4.5f});
@@ -303,9 +404,15 @@ TEST_CASE("tensor_ops: Trilu upper/lower with k, and ReverseSequence") {
 
   std::vector<float> v(16);
   for (int k = 0; k < 16; ++k) v[static_cast<size_t>(k)] = static_cast<float>(k);
-  Tensor rs = Op("ReverseSequence", 10).i("time_axis", 0).i("batch_axis", 1).in(f32s({4, 4}, v)).in(i64s({4, 3, 2, 1})).run1();
+  Tensor rs = Op("ReverseSequence", 10)
+                  .i("time_axis", 0)
+                  .i("batch_axis", 1)
+                  .in(f32s({4, 4}, v))
+                  .in(i64s({4, 3, 2, 1}))
+                  .run1();
   CHECK(vals<float>(rs) == VF{12, 9, 6, 3, 8, 5, 2, 7, 4, 1, 10, 11, 0, 13, 14, 15});
-  CHECK_THROWS_AS(Op("ReverseSequence", 10).in(f32s({4, 4}, v)).in(i64s({5, 1, 1, 1})).run(), ModelError);
+  CHECK_THROWS_AS(Op("ReverseSequence", 10).in(f32s({4, 4}, v)).in(i64s({5, 1, 1, 1})).run(),
+                  ModelError);
 }
 
 // ---------------------------------------------------------------- gather / scatter
@@ -320,14 +427,24 @@ TEST_CASE("tensor_ops: Gather, GatherElements and GatherND with negative indices
   CHECK(vals<uint8_t>(g0) == std::vector<uint8_t>{4, 5, 6});
   CHECK_THROWS_AS(Op("Gather", 13).in(x).in(i64s({2})).run(), ModelError);
 
-  Tensor ge = Op("GatherElements", 13).i("axis", 1).in(f32s({2, 2}, {1, 2, 3, 4})).in(tn<int64_t>({2, 2}, {0, 0, 1, 0})).run1();
+  Tensor ge = Op("GatherElements", 13)
+                  .i("axis", 1)
+                  .in(f32s({2, 2}, {1, 2, 3, 4}))
+                  .in(tn<int64_t>({2, 2}, {0, 0, 1, 0}))
+                  .run1();
   CHECK(vals<float>(ge) == VF{1, 1, 4, 3});
 
-  Tensor nd = Op("GatherND", 13).i("batch_dims", 1).in(tn<int32_t>({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}))
-                  .in(tn<int64_t>({2, 1}, {1, 0})).run1();
+  Tensor nd = Op("GatherND", 13)
+                  .i("batch_dims", 1)
+                  .in(tn<int32_t>({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}))
+                  .in(tn<int64_t>({2, 1}, {1, 0}))
+                  .run1();
   CHECK(nd.dims() == V64{2, 2});
   CHECK(vals<int32_t>(nd) == std::vector<int32_t>{2, 3, 4, 5});
-  Tensor nd0 = Op("GatherND", 13).in(tn<int32_t>({2, 2}, {0, 1, 2, 3})).in(tn<int64_t>({2, 2}, {0, 0, 1, 1})).run1();
+  Tensor nd0 = Op("GatherND", 13)
+                   .in(tn<int32_t>({2, 2}, {0, 1, 2, 3}))
+                   .in(tn<int64_t>({2, 2}, {0, 0, 1, 1}))
+                   .run1();
   CHECK(vals<int32_t>(nd0) == std::vector<int32_t>{0, 3});
 }
 
@@ -335,29 +452,47 @@ TEST_CASE("tensor_ops: ScatterElements with reductions, Scatter and ScatterND") 
   Tensor data = f32s({1, 5}, {1, 2, 3, 4, 5});
   Tensor idx = tn<int64_t>({1, 2}, {1, 1});
   Tensor upd = f32s({1, 2}, {1.1f, 2.1f});
-  Tensor add = Op("ScatterElements", 16).i("axis", 1).s("reduction", "add").in(data).in(idx).in(upd).run1();
+  Tensor add =
+      Op("ScatterElements", 16).i("axis", 1).s("reduction", "add").in(data).in(idx).in(upd).run1();
   CHECK(vals<float>(add) == VF{1, 2 + 1.1f + 2.1f, 3, 4, 5});
-  Tensor mx = Op("ScatterElements", 18).i("axis", 1).s("reduction", "max").in(data).in(idx).in(upd).run1();
+  Tensor mx =
+      Op("ScatterElements", 18).i("axis", 1).s("reduction", "max").in(data).in(idx).in(upd).run1();
   CHECK(vals<float>(mx) == VF{1, 2.1f, 3, 4, 5});
-  Tensor none = Op("Scatter", 9).i("axis", 1).in(data).in(tn<int64_t>({1, 2}, {1, -2})).in(upd).run1();
+  Tensor none =
+      Op("Scatter", 9).i("axis", 1).in(data).in(tn<int64_t>({1, 2}, {1, -2})).in(upd).run1();
   CHECK(vals<float>(none) == VF{1, 1.1f, 3, 2.1f, 5});
-  CHECK_THROWS_AS(Op("ScatterElements", 18).s("reduction", "avg").in(data).in(idx).in(upd).run(), ModelError);
+  CHECK_THROWS_AS(Op("ScatterElements", 18).s("reduction", "avg").in(data).in(idx).in(upd).run(),
+                  ModelError);
 
-  Tensor nd = Op("ScatterND", 13).in(tn<int32_t>({8}, {1, 2, 3, 4, 5, 6, 7, 8}))
-                  .in(tn<int64_t>({4, 1}, {4, 3, 1, 7})).in(tn<int32_t>({4}, {9, 10, 11, 12})).run1();
+  Tensor nd = Op("ScatterND", 13)
+                  .in(tn<int32_t>({8}, {1, 2, 3, 4, 5, 6, 7, 8}))
+                  .in(tn<int64_t>({4, 1}, {4, 3, 1, 7}))
+                  .in(tn<int32_t>({4}, {9, 10, 11, 12}))
+                  .run1();
   CHECK(vals<int32_t>(nd) == std::vector<int32_t>{1, 11, 3, 10, 9, 6, 7, 12});
-  Tensor mul = Op("ScatterND", 16).s("reduction", "mul").in(tn<int32_t>({2, 2}, {1, 2, 3, 4}))
-                   .in(tn<int64_t>({2, 1}, {1, 1})).in(tn<int32_t>({2, 2}, {2, 3, 10, 10})).run1();
+  Tensor mul = Op("ScatterND", 16)
+                   .s("reduction", "mul")
+                   .in(tn<int32_t>({2, 2}, {1, 2, 3, 4}))
+                   .in(tn<int64_t>({2, 1}, {1, 1}))
+                   .in(tn<int32_t>({2, 2}, {2, 3, 10, 10}))
+                   .run1();
   CHECK(vals<int32_t>(mul) == std::vector<int32_t>{1, 2, 60, 120});
 }
 
 TEST_CASE("tensor_ops: OneHot, Compress and NonZero") {
-  Tensor oh = Op("OneHot", 11).in(tn<int64_t>({4}, {0, 2, -1, 5})).in(Tensor::scalar<float>(3.f))
-                  .in(f32s({2}, {0.f, 1.f})).run1();
+  Tensor oh = Op("OneHot", 11)
+                  .in(tn<int64_t>({4}, {0, 2, -1, 5}))
+                  .in(Tensor::scalar<float>(3.f))
+                  .in(f32s({2}, {0.f, 1.f}))
+                  .run1();
   CHECK(oh.dims() == V64{4, 3});
   CHECK(vals<float>(oh) == VF{1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0});
-  Tensor oh0 = Op("OneHot", 11).i("axis", 0).in(tn<int32_t>({2}, {1, 0})).in(Tensor::scalar<int64_t>(2))
-                   .in(tn<int32_t>({2}, {-1, 7})).run1();
+  Tensor oh0 = Op("OneHot", 11)
+                   .i("axis", 0)
+                   .in(tn<int32_t>({2}, {1, 0}))
+                   .in(Tensor::scalar<int64_t>(2))
+                   .in(tn<int32_t>({2}, {-1, 7}))
+                   .run1();
   CHECK(vals<int32_t>(oh0) == std::vector<int32_t>{-1, 7, 7, -1});
 
   Tensor x = f32s({3, 2}, {1, 2, 3, 4, 5, 6});
@@ -383,7 +518,11 @@ TEST_CASE("tensor_ops: Unique sorted, unsorted and along an axis, all four outpu
   CHECK(vals<int64_t>(u[1]) == V64{0, 1, 3, 4});
   CHECK(vals<int64_t>(u[2]) == V64{0, 1, 1, 2, 3, 2});
   CHECK(vals<int64_t>(u[3]) == V64{1, 2, 2, 1});
-  auto a = Op("Unique", 11).i("axis", 0).outs(4).in(tn<int64_t>({3, 3}, {1, 0, 0, 1, 0, 0, 2, 3, 4})).run();
+  auto a = Op("Unique", 11)
+               .i("axis", 0)
+               .outs(4)
+               .in(tn<int64_t>({3, 3}, {1, 0, 0, 1, 0, 0, 2, 3, 4}))
+               .run();
   CHECK(a[0].dims() == V64{2, 3});
   CHECK(vals<int64_t>(a[0]) == V64{1, 0, 0, 2, 3, 4});
   CHECK(vals<int64_t>(a[1]) == V64{0, 2});
@@ -399,7 +538,9 @@ TEST_CASE("tensor_ops: packed sub-byte dtypes are refused with UnsupportedError"
   CHECK_THROWS_AS(Op("Transpose", 21).in(q).run(), UnsupportedError);
 }
 
-TEST_CASE("tensor_ops: CenterCropPad crops and pads around the centre; TensorScatter linear and circular") {
+TEST_CASE(
+    "tensor_ops: CenterCropPad crops and pads around the centre; TensorScatter linear and "
+    "circular") {
   std::vector<float> v(12);
   for (int k = 0; k < 12; ++k) v[static_cast<size_t>(k)] = static_cast<float>(k);
   Tensor c = Op("CenterCropPad", 18).in(f32s({3, 4}, v)).in(i64s({2, 6})).run1();
@@ -409,14 +550,16 @@ TEST_CASE("tensor_ops: CenterCropPad crops and pads around the centre; TensorSca
   CHECK(vals<float>(a) == VF{1, 5, 9});
 
   Tensor past = f32s({2, 3, 1}, VF(6, 0.f)), upd = f32s({2, 2, 1}, {1, 2, 3, 4});
-  Tensor circ = Op("TensorScatter", 24).s("mode", "circular").in(past).in(upd).in(i64s({0, 2})).run1();
+  Tensor circ =
+      Op("TensorScatter", 24).s("mode", "circular").in(past).in(upd).in(i64s({0, 2})).run1();
   CHECK(vals<float>(circ) == VF{1, 2, 0, 4, 0, 3});
   Tensor lin = Op("TensorScatter", 24).in(past).in(upd).run1();
   CHECK(vals<float>(lin) == VF{1, 2, 0, 3, 4, 0});
   CHECK_THROWS_AS(Op("TensorScatter", 24).in(past).in(upd).in(i64s({0, 2})).run(), ModelError);
 }
 
-TEST_CASE("tensor_ops: Transpose matches a naive index mapping for every permutation of a 4-D tensor") {
+TEST_CASE(
+    "tensor_ops: Transpose matches a naive index mapping for every permutation of a 4-D tensor") {
   const V64 dims{3, 17, 5, 19};  // not multiples of the copy tile
   std::vector<int64_t> x(3 * 17 * 5 * 19);
   for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<int64_t>(k);
@@ -434,8 +577,9 @@ TEST_CASE("tensor_ops: Transpose matches a naive index mapping for every permuta
       for (int64_t b = 0; b < od[1]; ++b)
         for (int64_t c = 0; c < od[2]; ++c)
           for (int64_t e = 0; e < od[3]; ++e, ++flat) {
-            const int64_t src = a * is[static_cast<size_t>(perm[0])] + b * is[static_cast<size_t>(perm[1])] +
-                                c * is[static_cast<size_t>(perm[2])] + e * is[static_cast<size_t>(perm[3])];
+            const int64_t src =
+                a * is[static_cast<size_t>(perm[0])] + b * is[static_cast<size_t>(perm[1])] +
+                c * is[static_cast<size_t>(perm[2])] + e * is[static_cast<size_t>(perm[3])];
             ok = ok && d[static_cast<size_t>(flat)] == src;
           }
     CHECK(ok);
@@ -447,13 +591,24 @@ TEST_CASE("tensor_ops: Transpose matches a naive index mapping for every permuta
 TEST_CASE("tensor_ops: hostile sizes give ModelError, not overflow") {
   const int64_t kMax = std::numeric_limits<int64_t>::max();
   Tensor r = f32s({4}, {0, 1, 2, 3});
-  CHECK(vals<float>(Op("Slice", 13).in(r).in(i64s({0})).in(i64s({kMax})).none().in(i64s({kMax})).run1()) == VF{0});
-  CHECK(vals<float>(Op("Slice", 13).in(r).in(i64s({-1})).in(i64s({-kMax})).none()
-                        .in(i64s({std::numeric_limits<int64_t>::min()})).run1()) == VF{3});
+  CHECK(vals<float>(
+            Op("Slice", 13).in(r).in(i64s({0})).in(i64s({kMax})).none().in(i64s({kMax})).run1()) ==
+        VF{0});
+  CHECK(vals<float>(Op("Slice", 13)
+                        .in(r)
+                        .in(i64s({-1}))
+                        .in(i64s({-kMax}))
+                        .none()
+                        .in(i64s({std::numeric_limits<int64_t>::min()}))
+                        .run1()) == VF{3});
   CHECK_THROWS_AS(Op("Tile", 13).in(r).in(i64s({kMax})).run(), ModelError);
   CHECK_THROWS_AS(Op("Reshape", 13).in(r).in(i64s({kMax, kMax, -1})).run(), ModelError);
-  CHECK_THROWS_AS(Op("Range", 11).in(Tensor::scalar<int64_t>(-kMax)).in(Tensor::scalar<int64_t>(kMax))
-                      .in(Tensor::scalar<int64_t>(1)).run(), ModelError);
+  CHECK_THROWS_AS(Op("Range", 11)
+                      .in(Tensor::scalar<int64_t>(-kMax))
+                      .in(Tensor::scalar<int64_t>(kMax))
+                      .in(Tensor::scalar<int64_t>(1))
+                      .run(),
+                  ModelError);
 }
 
 TEST_CASE("tensor_ops: Identity passes sequences and empty optionals through") {

@@ -3,7 +3,8 @@
 //   Unsqueeze 1-24 (axes attribute before 13, input from 13; either is accepted at any version),
 //   Shape 1-24 (start/end from 15), Size 1-24, Identity 1-24 (tensors, sequences, optionals),
 //   Constant 1-24 (value, value_float(s), value_int(s), value_string(s)), ConstantOfShape 9-24,
-//   Dropout 1-22 (inference: identity; training_mode with a seeded mt19937 mask), EyeLike 9-22,
+//   Dropout 1-22 (inference: identity, a view; opset < 7 is_test is ignored and the op always
+//   runs in inference, as in ONNX Runtime; training_mode with a seeded mt19937 mask), EyeLike 9-22,
 //   Range 11+.
 // dtypes: every fixed-size dtype and string for the views (Reshape/Flatten/Squeeze/Unsqueeze/
 //   Identity return zero-copy views of the input buffer); ConstantOfShape any fixed-size dtype;
@@ -35,9 +36,12 @@ Kernel make_reshape(const ir::Node& n) {
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     std::vector<int64_t> spec;
-    if (ctx.has_input(1)) spec = read_int_tensor(ctx.node(), ctx.in(1), "Reshape shape");
-    else if (has_attr_shape) spec = attr_shape;
-    else throw ModelError(ctx.node().describe() + ": Reshape needs a shape input");
+    if (ctx.has_input(1))
+      spec = read_int_tensor(ctx.node(), ctx.in(1), "Reshape shape");
+    else if (has_attr_shape)
+      spec = attr_shape;
+    else
+      throw ModelError(ctx.node().describe() + ": Reshape needs a shape input");
     std::vector<int64_t> out(spec.size());
     int64_t infer = -1, known = 1;
     bool has_zero = false;
@@ -46,36 +50,44 @@ Kernel make_reshape(const ir::Node& n) {
       if (s == 0 && !allowzero) {
         if (i >= x.rank())
           throw ModelError(ctx.node().describe() + ": Reshape shape[" + std::to_string(i) +
-                           "] = 0 copies a dimension the input (rank " + std::to_string(x.rank()) + ") lacks");
+                           "] = 0 copies a dimension the input (rank " + std::to_string(x.rank()) +
+                           ") lacks");
         s = x.dims()[i];
       }
       if (s == -1) {
-        if (infer >= 0) throw ModelError(ctx.node().describe() + ": Reshape shape has more than one -1");
+        if (infer >= 0)
+          throw ModelError(ctx.node().describe() + ": Reshape shape has more than one -1");
         infer = static_cast<int64_t>(i);
         continue;
       }
-      if (s < -1) throw ModelError(ctx.node().describe() + ": Reshape shape has invalid value " + std::to_string(s));
+      if (s < -1)
+        throw ModelError(ctx.node().describe() + ": Reshape shape has invalid value " +
+                         std::to_string(s));
       if (s == 0) has_zero = true;
       out[i] = s;
       if (__builtin_mul_overflow(known, s, &known))
-        throw ModelError(ctx.node().describe() + ": Reshape shape " + dims_str(spec) + " overflows int64");
+        throw ModelError(ctx.node().describe() + ": Reshape shape " + dims_str(spec) +
+                         " overflows int64");
     }
     if (infer >= 0) {
       if (allowzero && has_zero)
-        throw ModelError(ctx.node().describe() + ": Reshape with allowzero=1 cannot combine 0 and -1");
+        throw ModelError(ctx.node().describe() +
+                         ": Reshape with allowzero=1 cannot combine 0 and -1");
       if (known == 0) {
         if (x.numel() != 0)
-          throw ModelError(ctx.node().describe() + ": Reshape cannot infer -1 next to a zero dimension");
+          throw ModelError(ctx.node().describe() +
+                           ": Reshape cannot infer -1 next to a zero dimension");
         out[static_cast<size_t>(infer)] = 0;
       } else {
         if (x.numel() % known != 0)
-          throw ModelError(ctx.node().describe() + ": Reshape cannot reshape " + dims_str(x.dims()) + " to " + dims_str(spec));
+          throw ModelError(ctx.node().describe() + ": Reshape cannot reshape " +
+                           dims_str(x.dims()) + " to " + dims_str(spec));
         out[static_cast<size_t>(infer)] = x.numel() / known;
       }
     }
     if (ir::checked_numel(out) != x.numel())
-      throw ModelError(ctx.node().describe() + ": Reshape cannot reshape " + dims_str(x.dims()) + " (" +
-                       std::to_string(x.numel()) + " elements) to " + dims_str(out));
+      throw ModelError(ctx.node().describe() + ": Reshape cannot reshape " + dims_str(x.dims()) +
+                       " (" + std::to_string(x.numel()) + " elements) to " + dims_str(out));
     ctx.set_output(0, x.reshaped(std::move(out)));
   };
 }
@@ -100,16 +112,19 @@ Kernel make_squeeze(const ir::Node& n) {
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     const auto r = static_cast<int64_t>(x.rank());
-    std::vector<int64_t> axes = ctx.has_input(1) ? read_int_tensor(ctx.node(), ctx.in(1), "Squeeze axes") : attr_axes;
+    std::vector<int64_t> axes =
+        ctx.has_input(1) ? read_int_tensor(ctx.node(), ctx.in(1), "Squeeze axes") : attr_axes;
     std::vector<bool> drop(static_cast<size_t>(r), false);
     if (axes.empty()) {
-      for (int64_t i = 0; i < r; ++i) drop[static_cast<size_t>(i)] = x.dims()[static_cast<size_t>(i)] == 1;
+      for (int64_t i = 0; i < r; ++i)
+        drop[static_cast<size_t>(i)] = x.dims()[static_cast<size_t>(i)] == 1;
     } else {
       for (int64_t a : axes) {
         const int64_t ax = normalize_axis(ctx.node(), a, r);
         if (x.dims()[static_cast<size_t>(ax)] != 1)
-          throw ModelError(ctx.node().describe() + ": Squeeze axis " + std::to_string(a) + " has size " +
-                           std::to_string(x.dims()[static_cast<size_t>(ax)]) + ", not 1");
+          throw ModelError(ctx.node().describe() + ": Squeeze axis " + std::to_string(a) +
+                           " has size " + std::to_string(x.dims()[static_cast<size_t>(ax)]) +
+                           ", not 1");
         drop[static_cast<size_t>(ax)] = true;
       }
     }
@@ -124,18 +139,21 @@ Kernel make_unsqueeze(const ir::Node& n) {
   const std::vector<int64_t> attr_axes = n.attr_ints("axes");
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
-    std::vector<int64_t> axes = ctx.has_input(1) ? read_int_tensor(ctx.node(), ctx.in(1), "Unsqueeze axes") : attr_axes;
+    std::vector<int64_t> axes =
+        ctx.has_input(1) ? read_int_tensor(ctx.node(), ctx.in(1), "Unsqueeze axes") : attr_axes;
     const auto out_rank = static_cast<int64_t>(x.rank() + axes.size());
     std::vector<bool> ins(static_cast<size_t>(out_rank), false);
     for (int64_t a : axes) {
       const int64_t ax = normalize_axis(ctx.node(), a, out_rank);
       if (ins[static_cast<size_t>(ax)])
-        throw ModelError(ctx.node().describe() + ": Unsqueeze axes repeat axis " + std::to_string(a));
+        throw ModelError(ctx.node().describe() + ": Unsqueeze axes repeat axis " +
+                         std::to_string(a));
       ins[static_cast<size_t>(ax)] = true;
     }
     std::vector<int64_t> out;
     size_t k = 0;
-    for (int64_t i = 0; i < out_rank; ++i) out.push_back(ins[static_cast<size_t>(i)] ? 1 : x.dims()[k++]);
+    for (int64_t i = 0; i < out_rank; ++i)
+      out.push_back(ins[static_cast<size_t>(i)] ? 1 : x.dims()[k++]);
     ctx.set_output(0, x.reshaped(std::move(out)));
   };
 }
@@ -151,7 +169,8 @@ Kernel make_shape(const ir::Node& n) {
     const int64_t s = clamp(start_attr), e = has_end ? clamp(end_attr) : r;
     const int64_t len = std::max<int64_t>(e - s, 0);
     auto y = ctx.alloc_output(0, DType::I64, {len}).mutable_data<int64_t>();
-    for (int64_t i = 0; i < len; ++i) y[static_cast<size_t>(i)] = x.dims()[static_cast<size_t>(s + i)];
+    for (int64_t i = 0; i < len; ++i)
+      y[static_cast<size_t>(i)] = x.dims()[static_cast<size_t>(s + i)];
   };
 }
 
@@ -171,28 +190,38 @@ Kernel make_constant(const ir::Node& n) {
   Tensor t;
   int found = 0;
   for (const auto& a : n.attrs) {
-    if (a.name == "value") { t = *n.attr_tensor("value"); ++found; }
-    else if (a.name == "value_float") { t = Tensor::scalar<float>(n.attr_float("value_float", 0)); ++found; }
-    else if (a.name == "value_floats") {
+    if (a.name == "value") {
+      t = *n.attr_tensor("value");
+      ++found;
+    } else if (a.name == "value_float") {
+      t = Tensor::scalar<float>(n.attr_float("value_float", 0));
+      ++found;
+    } else if (a.name == "value_floats") {
       auto v = n.attr_floats("value_floats");
       t = Tensor::from_vector<float>({static_cast<int64_t>(v.size())}, v);
       ++found;
-    } else if (a.name == "value_int") { t = Tensor::scalar<int64_t>(n.attr_int("value_int", 0)); ++found; }
-    else if (a.name == "value_ints") {
+    } else if (a.name == "value_int") {
+      t = Tensor::scalar<int64_t>(n.attr_int("value_int", 0));
+      ++found;
+    } else if (a.name == "value_ints") {
       auto v = n.attr_ints("value_ints");
       t = Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v);
       ++found;
-    } else if (a.name == "value_string") { t = Tensor::from_strings({}, {n.attr_string("value_string", "")}); ++found; }
-    else if (a.name == "value_strings") {
+    } else if (a.name == "value_string") {
+      t = Tensor::from_strings({}, {n.attr_string("value_string", "")});
+      ++found;
+    } else if (a.name == "value_strings") {
       auto v = n.attr_strings("value_strings");
       t = Tensor::from_strings({static_cast<int64_t>(v.size())}, v);
       ++found;
     } else if (a.name == "sparse_value") {
-      throw UnsupportedError(n.describe() + ": Constant with sparse_value is not supported by the cpu backend");
+      throw UnsupportedError(n.describe() +
+                             ": Constant with sparse_value is not supported by the cpu backend");
     }
   }
   if (found != 1)
-    throw ModelError(n.describe() + ": Constant needs exactly one value attribute, got " + std::to_string(found));
+    throw ModelError(n.describe() + ": Constant needs exactly one value attribute, got " +
+                     std::to_string(found));
   return [t](KernelContext& ctx) { ctx.set_output(0, t); };
 }
 
@@ -200,14 +229,17 @@ Kernel make_constant_of_shape(const ir::Node& n) {
   Tensor value = Tensor::scalar<float>(0.f);
   if (const Tensor* v = n.attr_tensor("value")) {
     if (v->numel() != 1)
-      throw ModelError(n.describe() + ": ConstantOfShape value must hold one element, got " + std::to_string(v->numel()));
+      throw ModelError(n.describe() + ": ConstantOfShape value must hold one element, got " +
+                       std::to_string(v->numel()));
     check_movable(n, v->dtype(), "value");
     value = *v;
   }
   return [value](KernelContext& ctx) {
     const auto dims = read_int_tensor(ctx.node(), ctx.in(0), "ConstantOfShape shape");
     for (int64_t d : dims)
-      if (d < 0) throw ModelError(ctx.node().describe() + ": ConstantOfShape shape " + dims_str(dims) + " is negative");
+      if (d < 0)
+        throw ModelError(ctx.node().describe() + ": ConstantOfShape shape " + dims_str(dims) +
+                         " is negative");
     Tensor& y = ctx.alloc_output(0, value.dtype(), dims);
     fill_elems(value, 0, y, 0, y.numel());
   };
@@ -220,7 +252,8 @@ Kernel make_eye_like(const ir::Node& n) {
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     if (x.rank() != 2)
-      throw ModelError(ctx.node().describe() + ": EyeLike input must be 2-D, got " + dims_str(x.dims()));
+      throw ModelError(ctx.node().describe() + ": EyeLike input must be 2-D, got " +
+                       dims_str(x.dims()));
     const DType dt = has_dtype ? dt_attr : x.dtype();
     const int64_t rows = x.dims()[0], cols = x.dims()[1];
     Tensor& y = ctx.alloc_output(0, dt, x.dims());
@@ -253,17 +286,21 @@ void run_range(KernelContext& ctx) {
     if constexpr (kInt) {
       // 128-bit span: limit - start may not fit int64 for extreme values.
       const __int128 span = static_cast<__int128>(limit) - start;
-      const __int128 c = span / delta + ((span % delta != 0 && ((span > 0) == (delta > 0))) ? 1 : 0);
-      if (c > std::numeric_limits<int64_t>::max()) throw ModelError(ctx.node().describe() + ": Range is too long");
+      const __int128 c =
+          span / delta + ((span % delta != 0 && ((span > 0) == (delta > 0))) ? 1 : 0);
+      if (c > std::numeric_limits<int64_t>::max())
+        throw ModelError(ctx.node().describe() + ": Range is too long");
       count = static_cast<int64_t>(c);
     } else {
       const double c = std::ceil((limit - start) / delta);
-      if (!std::isfinite(c)) throw ModelError(ctx.node().describe() + ": Range length is not finite");
+      if (!std::isfinite(c))
+        throw ModelError(ctx.node().describe() + ": Range length is not finite");
       count = static_cast<int64_t>(c);
     }
     count = std::max<int64_t>(count, 0);
     auto y = ctx.alloc_output(0, s.dtype(), {count}).template mutable_data<T>();
-    for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = static_cast<T>(start + static_cast<A>(i) * delta);
+    for (int64_t i = 0; i < count; ++i)
+      y[static_cast<size_t>(i)] = static_cast<T>(start + static_cast<A>(i) * delta);
   });
 }
 
@@ -280,7 +317,8 @@ Kernel make_dropout(const ir::Node& n) {
     float ratio = ratio_attr;
     if (ctx.has_input(1)) {
       const auto r = read_float_tensor(ctx.node(), ctx.in(1), "Dropout ratio");
-      if (r.size() != 1) throw ModelError(ctx.node().describe() + ": Dropout ratio must be a scalar");
+      if (r.size() != 1)
+        throw ModelError(ctx.node().describe() + ": Dropout ratio must be a scalar");
       ratio = r[0];
     }
     bool training = false;
@@ -292,18 +330,20 @@ Kernel make_dropout(const ir::Node& n) {
     }
     if (ratio < 0.f || ratio >= 1.f) {
       if (training || ctx.has_input(1))
-        throw ModelError(ctx.node().describe() + ": Dropout ratio " + std::to_string(ratio) + " is outside [0, 1)");
+        throw ModelError(ctx.node().describe() + ": Dropout ratio " + std::to_string(ratio) +
+                         " is outside [0, 1)");
     }
     const DType mask_dt = bool_mask ? DType::Bool : x.dtype();
     if (!training || ratio == 0.f) {
       ctx.set_output(0, x);
       if (ctx.wants_output(1)) {
         Tensor& m = ctx.alloc_output(1, mask_dt, x.dims());
-        ir::dispatch<MCC_ALL_DTYPES>(mask_dt, ctx.node().describe() + ": Dropout mask", [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          auto md = m.mutable_data<T>();
-          std::fill(md.begin(), md.end(), T(1));
-        });
+        ir::dispatch<MCC_ALL_DTYPES>(mask_dt, ctx.node().describe() + ": Dropout mask",
+                                     [&](auto tag) {
+                                       using T = typename decltype(tag)::type;
+                                       auto md = m.mutable_data<T>();
+                                       std::fill(md.begin(), md.end(), T(1));
+                                     });
       }
       return;
     }
@@ -318,15 +358,17 @@ Kernel make_dropout(const ir::Node& n) {
       using T = typename decltype(tag)::type;
       auto in = x.data<T>();
       auto out = y.mutable_data<T>();
-      for (size_t i = 0; i < in.size(); ++i) out[i] = keep[i] ? T(static_cast<double>(in[i]) * scale) : T(0);
+      for (size_t i = 0; i < in.size(); ++i)
+        out[i] = keep[i] ? T(static_cast<double>(in[i]) * scale) : T(0);
     });
     if (ctx.wants_output(1)) {
       Tensor& m = ctx.alloc_output(1, mask_dt, x.dims());
-      ir::dispatch<MCC_ALL_DTYPES>(mask_dt, ctx.node().describe() + ": Dropout mask", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        auto md = m.mutable_data<T>();
-        for (size_t i = 0; i < keep.size(); ++i) md[i] = T(keep[i]);
-      });
+      ir::dispatch<MCC_ALL_DTYPES>(mask_dt, ctx.node().describe() + ": Dropout mask",
+                                   [&](auto tag) {
+                                     using T = typename decltype(tag)::type;
+                                     auto md = m.mutable_data<T>();
+                                     for (size_t i = 0; i < keep.size(); ++i) md[i] = T(keep[i]);
+                                   });
     }
   };
 }

@@ -44,15 +44,18 @@ Kernel make_slice(const ir::Node& n) {
     if (axes.empty())
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     if (steps.empty()) steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-      throw ModelError(ctx.node().describe() + ": Slice starts, ends, axes and steps differ in length");
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
+      throw ModelError(ctx.node().describe() +
+                       ": Slice starts, ends, axes and steps differ in length");
     const auto strides = contiguous_strides(x.dims());
     std::vector<int64_t> od = x.dims(), os = strides;
     std::vector<bool> seen(static_cast<size_t>(r), false);
     int64_t off = 0;
     for (size_t i = 0; i < starts.size(); ++i) {
       const int64_t ax = normalize_axis(ctx.node(), axes[i], r);
-      if (seen[static_cast<size_t>(ax)]) throw ModelError(ctx.node().describe() + ": Slice axes repeat axis " + std::to_string(ax));
+      if (seen[static_cast<size_t>(ax)])
+        throw ModelError(ctx.node().describe() + ": Slice axes repeat axis " + std::to_string(ax));
       seen[static_cast<size_t>(ax)] = true;
       const int64_t dim = x.dims()[static_cast<size_t>(ax)], step = steps[i];
       if (step == 0) throw ModelError(ctx.node().describe() + ": Slice step is zero");
@@ -67,7 +70,8 @@ Kernel make_slice(const ir::Node& n) {
       } else {
         s = std::clamp(s, int64_t{0}, dim - 1);
         e = std::clamp(e, int64_t{-1}, dim - 1);
-        len = s > e ? (step == std::numeric_limits<int64_t>::min() ? 1 : (s - e - 1) / (-step) + 1) : 0;
+        len = s > e ? (step == std::numeric_limits<int64_t>::min() ? 1 : (s - e - 1) / (-step) + 1)
+                    : 0;
       }
       od[static_cast<size_t>(ax)] = len;
       os[static_cast<size_t>(ax)] = len > 1 ? step * strides[static_cast<size_t>(ax)] : 0;
@@ -85,24 +89,32 @@ enum class PadMode { Constant, Reflect, Edge, Wrap };
 Kernel make_pad(const ir::Node& n) {
   const std::string mode_s = n.attr_string("mode", "constant");
   PadMode mode;
-  if (mode_s == "constant") mode = PadMode::Constant;
-  else if (mode_s == "reflect") mode = PadMode::Reflect;
-  else if (mode_s == "edge") mode = PadMode::Edge;
-  else if (mode_s == "wrap") mode = PadMode::Wrap;
-  else throw ModelError(n.describe() + ": Pad mode '" + mode_s + "' is not constant, reflect, edge or wrap");
-  const std::vector<int64_t> pads_attr = n.has_attr("pads") ? n.attr_ints("pads") : n.attr_ints("paddings");
+  if (mode_s == "constant")
+    mode = PadMode::Constant;
+  else if (mode_s == "reflect")
+    mode = PadMode::Reflect;
+  else if (mode_s == "edge")
+    mode = PadMode::Edge;
+  else if (mode_s == "wrap")
+    mode = PadMode::Wrap;
+  else
+    throw ModelError(n.describe() + ": Pad mode '" + mode_s +
+                     "' is not constant, reflect, edge or wrap");
+  const std::vector<int64_t> pads_attr =
+      n.has_attr("pads") ? n.attr_ints("pads") : n.attr_ints("paddings");
   const float value_attr = n.attr_float("value", 0.f);
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     check_movable(ctx.node(), x.dtype());
     const auto r = static_cast<int64_t>(x.rank());
-    std::vector<int64_t> pads = ctx.has_input(1) ? read_int_tensor(ctx.node(), ctx.in(1), "Pad pads") : pads_attr;
+    std::vector<int64_t> pads =
+        ctx.has_input(1) ? read_int_tensor(ctx.node(), ctx.in(1), "Pad pads") : pads_attr;
     std::vector<int64_t> axes = optional_ints(ctx, 3, "Pad axes");
     if (axes.empty())
       for (int64_t i = 0; i < r; ++i) axes.push_back(i);
     if (pads.size() != 2 * axes.size())
-      throw ModelError(ctx.node().describe() + ": Pad pads " + dims_str(pads) + " must hold 2 values per padded axis of " +
-                       dims_str(x.dims()));
+      throw ModelError(ctx.node().describe() + ": Pad pads " + dims_str(pads) +
+                       " must hold 2 values per padded axis of " + dims_str(x.dims()));
     std::vector<int64_t> before(static_cast<size_t>(r), 0), after(static_cast<size_t>(r), 0);
     for (size_t i = 0; i < axes.size(); ++i) {
       const auto ax = static_cast<size_t>(normalize_axis(ctx.node(), axes[i], r));
@@ -114,8 +126,9 @@ Kernel make_pad(const ir::Node& n) {
     if (ctx.has_input(2) && ctx.in(2).numel() > 0) {
       const Tensor& v = ctx.in(2);
       if (v.dtype() != x.dtype())
-        throw ModelError(ctx.node().describe() + ": Pad constant_value dtype " + ir::dtype_name(v.dtype()) +
-                         " differs from the data dtype " + ir::dtype_name(x.dtype()));
+        throw ModelError(ctx.node().describe() + ": Pad constant_value dtype " +
+                         ir::dtype_name(v.dtype()) + " differs from the data dtype " +
+                         ir::dtype_name(x.dtype()));
       copy_elems(v, 0, cval, 0, 1);
     } else if (value_attr != 0.f) {
       ir::dispatch<MCC_ALL_DTYPES>(x.dtype(), ctx.node().describe() + ": Pad value", [&](auto tag) {
@@ -127,9 +140,11 @@ Kernel make_pad(const ir::Node& n) {
     for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
       out[d] = x.dims()[d] + before[d] + after[d];
       if (out[d] < 0)
-        throw ModelError(ctx.node().describe() + ": Pad pads " + dims_str(pads) + " crop more than the input " + dims_str(x.dims()));
+        throw ModelError(ctx.node().describe() + ": Pad pads " + dims_str(pads) +
+                         " crop more than the input " + dims_str(x.dims()));
       if (mode != PadMode::Constant && x.dims()[d] == 0 && out[d] > 0)
-        throw ModelError(ctx.node().describe() + ": Pad mode " + mode_s + " cannot pad an empty axis");
+        throw ModelError(ctx.node().describe() + ": Pad mode " + mode_s +
+                         " cannot pad an empty axis");
     }
     Tensor& y = ctx.alloc_output(0, x.dtype(), out);
     if (y.numel() == 0) return;
@@ -142,11 +157,20 @@ Kernel make_pad(const ir::Node& n) {
         int64_t i = o - before[d];
         if (i < 0 || i >= dim) {
           switch (mode) {
-            case PadMode::Constant: i = -1; break;
-            case PadMode::Edge: i = std::clamp(i, int64_t{0}, dim - 1); break;
-            case PadMode::Wrap: i = ((i % dim) + dim) % dim; break;
+            case PadMode::Constant:
+              i = -1;
+              break;
+            case PadMode::Edge:
+              i = std::clamp(i, int64_t{0}, dim - 1);
+              break;
+            case PadMode::Wrap:
+              i = ((i % dim) + dim) % dim;
+              break;
             case PadMode::Reflect: {
-              if (dim == 1) { i = 0; break; }
+              if (dim == 1) {
+                i = 0;
+                break;
+              }
               const int64_t period = 2 * (dim - 1);
               i = ((i % period) + period) % period;
               if (i >= dim) i = period - i;
@@ -157,7 +181,10 @@ Kernel make_pad(const ir::Node& n) {
         map[d][static_cast<size_t>(o)] = i;
       }
     }
-    if (r == 0) { copy_elems(x, 0, y, 0, 1); return; }
+    if (r == 0) {
+      copy_elems(x, 0, y, 0, 1);
+      return;
+    }
     const auto in_strides = contiguous_strides(x.dims());
     const int64_t last = out.back(), rows = y.numel() / last;
     const auto& lmap = map.back();
@@ -172,11 +199,16 @@ Kernel make_pad(const ir::Node& n) {
             idx[k] = rem % out[k];
             rem /= out[k];
             const int64_t src = map[k][static_cast<size_t>(idx[k])];
-            if (src < 0) constant_row = true;
-            else base += src * in_strides[k];
+            if (src < 0)
+              constant_row = true;
+            else
+              base += src * in_strides[k];
           }
           const int64_t d0 = row * last;
-          if (constant_row) { fill_elems(cval, 0, y, d0, last); continue; }
+          if (constant_row) {
+            fill_elems(cval, 0, y, d0, last);
+            continue;
+          }
           int64_t o = 0;
           while (o < last) {
             const int64_t src = lmap[static_cast<size_t>(o)];
@@ -214,15 +246,19 @@ Kernel make_center_crop_pad(const ir::Node& n) {
     if (axes.empty())
       for (int64_t i = 0; i < r; ++i) axes.push_back(i);
     if (shape.size() != axes.size())
-      throw ModelError(ctx.node().describe() + ": CenterCropPad shape " + dims_str(shape) + " needs one value per axis");
+      throw ModelError(ctx.node().describe() + ": CenterCropPad shape " + dims_str(shape) +
+                       " needs one value per axis");
     std::vector<int64_t> out = x.dims();
     for (size_t i = 0; i < axes.size(); ++i) {
-      if (shape[i] < 0) throw ModelError(ctx.node().describe() + ": CenterCropPad shape " + dims_str(shape) + " is negative");
+      if (shape[i] < 0)
+        throw ModelError(ctx.node().describe() + ": CenterCropPad shape " + dims_str(shape) +
+                         " is negative");
       out[static_cast<size_t>(normalize_axis(ctx.node(), axes[i], r))] = shape[i];
     }
     // Per axis: the input window [src, src+len) lands at [dst, dst+len) of the output. Crops
     // start at floor((in-out)/2); pads put the odd extra element on the right.
-    std::vector<int64_t> src(static_cast<size_t>(r)), dst(static_cast<size_t>(r)), len(static_cast<size_t>(r));
+    std::vector<int64_t> src(static_cast<size_t>(r)), dst(static_cast<size_t>(r)),
+        len(static_cast<size_t>(r));
     for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
       const int64_t in = x.dims()[d];
       src[d] = in > out[d] ? (in - out[d]) / 2 : 0;
@@ -233,7 +269,10 @@ Kernel make_center_crop_pad(const ir::Node& n) {
     const Tensor zero = Tensor::allocate(x.dtype(), {1});
     fill_elems(zero, 0, y, 0, y.numel());
     if (y.numel() == 0 || x.numel() == 0) return;
-    if (r == 0) { copy_elems(x, 0, y, 0, 1); return; }
+    if (r == 0) {
+      copy_elems(x, 0, y, 0, 1);
+      return;
+    }
     const auto is = contiguous_strides(x.dims()), os = contiguous_strides(out);
     std::vector<int64_t> rows_dims(len.begin(), len.end() - 1);
     const int64_t rows = ir::checked_numel(rows_dims);
@@ -260,7 +299,9 @@ Kernel make_trilu(const ir::Node& n) {
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     check_movable(ctx.node(), x.dtype());
-    if (x.rank() < 2) throw ModelError(ctx.node().describe() + ": Trilu input must have rank >= 2, got " + dims_str(x.dims()));
+    if (x.rank() < 2)
+      throw ModelError(ctx.node().describe() + ": Trilu input must have rank >= 2, got " +
+                       dims_str(x.dims()));
     const int64_t k = ctx.has_input(1) ? scalar_int(ctx, 1, "Trilu k") : 0;
     const int64_t rows = x.dims()[x.rank() - 2], cols = x.dims()[x.rank() - 1];
     Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
@@ -286,20 +327,23 @@ Kernel make_trilu(const ir::Node& n) {
 Kernel make_reverse_sequence(const ir::Node& n) {
   const int64_t batch_axis = n.attr_int("batch_axis", 1), time_axis = n.attr_int("time_axis", 0);
   if (!((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0)))
-    throw ModelError(n.describe() + ": ReverseSequence batch_axis and time_axis must be 0 and 1 in some order");
+    throw ModelError(n.describe() +
+                     ": ReverseSequence batch_axis and time_axis must be 0 and 1 in some order");
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     check_movable(ctx.node(), x.dtype());
-    if (x.rank() < 2) throw ModelError(ctx.node().describe() + ": ReverseSequence input must have rank >= 2");
+    if (x.rank() < 2)
+      throw ModelError(ctx.node().describe() + ": ReverseSequence input must have rank >= 2");
     const auto lens = read_int_tensor(ctx.node(), ctx.in(1), "ReverseSequence sequence_lens");
-    const int64_t B = x.dims()[static_cast<size_t>(batch_axis)], T = x.dims()[static_cast<size_t>(time_axis)];
+    const int64_t B = x.dims()[static_cast<size_t>(batch_axis)],
+                  T = x.dims()[static_cast<size_t>(time_axis)];
     if (static_cast<int64_t>(lens.size()) != B)
-      throw ModelError(ctx.node().describe() + ": ReverseSequence sequence_lens has " + std::to_string(lens.size()) +
-                       " values for batch " + std::to_string(B));
+      throw ModelError(ctx.node().describe() + ": ReverseSequence sequence_lens has " +
+                       std::to_string(lens.size()) + " values for batch " + std::to_string(B));
     for (int64_t l : lens)
       if (l < 0 || l > T)
-        throw ModelError(ctx.node().describe() + ": ReverseSequence length " + std::to_string(l) + " is outside [0, " +
-                         std::to_string(T) + "]");
+        throw ModelError(ctx.node().describe() + ": ReverseSequence length " + std::to_string(l) +
+                         " is outside [0, " + std::to_string(T) + "]");
     int64_t inner = 1;
     for (size_t d = 2; d < x.rank(); ++d) inner *= x.dims()[d];
     const int64_t sb = (batch_axis == 0 ? T : 1) * inner, st = (time_axis == 0 ? B : 1) * inner;

@@ -11,7 +11,8 @@ void check_movable(const ir::Node& n, ir::DType dt, const char* what) {
   if (dt == ir::DType::String) return;
   const int bits = ir::info(dt).bits;
   if (bits < 8 || bits % 8 != 0 || bits > 128)
-    throw UnsupportedError(n.describe() + ": " + n.op_type + " " + what + " dtype " + ir::dtype_name(dt) +
+    throw UnsupportedError(n.describe() + ": " + n.op_type + " " + what + " dtype " +
+                           ir::dtype_name(dt) +
                            " is not supported by the cpu backend (packed or unknown element type)");
 }
 
@@ -51,8 +52,9 @@ void fill_elems(const ir::Tensor& src, int64_t s, ir::Tensor& dst, int64_t d, in
   }
 }
 
-void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_off, std::vector<int64_t> out_dims,
-                  std::vector<int64_t> src_strides, ir::Tensor& dst) {
+void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_off,
+                  std::vector<int64_t> out_dims, std::vector<int64_t> src_strides,
+                  ir::Tensor& dst) {
   int64_t total = 1;
   for (int64_t d : out_dims) total *= d;
   if (total == 0) return;
@@ -68,7 +70,10 @@ void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_o
       ms.push_back(src_strides[i]);
     }
   }
-  if (md.empty()) { md.push_back(1); ms.push_back(0); }
+  if (md.empty()) {
+    md.push_back(1);
+    ms.push_back(0);
+  }
   const int64_t inner = md.back();
   const int64_t inner_stride = ms.back();
   const int64_t rows = total / inner;
@@ -78,14 +83,19 @@ void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_o
   size_t k_unit = md.size();
   for (size_t k = 0; k + 1 < md.size(); ++k)
     if (ms[k] == 1) k_unit = k;
-  if (inner_stride != 1 && inner_stride != 0 && k_unit < md.size() && src.dtype() != ir::DType::String) {
+  if (inner_stride != 1 && inner_stride != 0 && k_unit < md.size() &&
+      src.dtype() != ir::DType::String) {
     constexpr int64_t kTile = 16;
     const auto dst_strides = contiguous_strides(md);
     const int64_t A = md[k_unit], B = inner, da = dst_strides[k_unit];
     // Planes: every index of the dims other than k_unit and the last.
     std::vector<int64_t> pd, ps, pds;
     for (size_t k = 0; k < outer_rank; ++k)
-      if (k != k_unit) { pd.push_back(md[k]); ps.push_back(ms[k]); pds.push_back(dst_strides[k]); }
+      if (k != k_unit) {
+        pd.push_back(md[k]);
+        ps.push_back(ms[k]);
+        pds.push_back(dst_strides[k]);
+      }
     int64_t planes = 1;
     for (int64_t d : pd) planes *= d;
     const int64_t a_tiles = (A + kTile - 1) / kTile;
@@ -121,8 +131,10 @@ void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_o
       }
       for (int64_t row = begin; row < end; ++row) {
         const int64_t d0 = row * inner;
-        if (inner_stride == 1) copy_elems(src, off, dst, d0, inner);
-        else if (inner_stride == 0) fill_elems(src, off, dst, d0, inner);
+        if (inner_stride == 1)
+          copy_elems(src, off, dst, d0, inner);
+        else if (inner_stride == 0)
+          fill_elems(src, off, dst, d0, inner);
         else
           for (int64_t j = 0; j < inner; ++j) copy(d0 + j, off + j * inner_stride);
         for (size_t k = outer_rank; k-- > 0;) {
@@ -144,7 +156,8 @@ std::vector<int64_t> optional_ints(const KernelContext& ctx, size_t i, const cha
 int64_t scalar_int(const KernelContext& ctx, size_t i, const char* what) {
   const auto v = read_int_tensor(ctx.node(), ctx.in(i), what);
   if (v.size() != 1)
-    throw ModelError(ctx.node().describe() + ": " + what + " must hold one value, got " + std::to_string(v.size()));
+    throw ModelError(ctx.node().describe() + ": " + what + " must hold one value, got " +
+                     std::to_string(v.size()));
   return v[0];
 }
 

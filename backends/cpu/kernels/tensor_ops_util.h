@@ -46,16 +46,29 @@ void with_elem_copy(const ir::Tensor& src, ir::Tensor& dst, F&& f) {
   auto run = [&](auto tag) {
     using W = decltype(tag);
     f([sp, dp](int64_t di, int64_t si) {
-      std::memcpy(dp + di * static_cast<int64_t>(sizeof(W)), sp + si * static_cast<int64_t>(sizeof(W)), sizeof(W));
+      std::memcpy(dp + di * static_cast<int64_t>(sizeof(W)),
+                  sp + si * static_cast<int64_t>(sizeof(W)), sizeof(W));
     });
   };
-  struct B16 { uint64_t lo, hi; };
+  struct B16 {
+    uint64_t lo, hi;
+  };
   switch (elem_bytes(src.dtype())) {
-    case 1: run(uint8_t{}); break;
-    case 2: run(uint16_t{}); break;
-    case 4: run(uint32_t{}); break;
-    case 8: run(uint64_t{}); break;
-    default: run(B16{}); break;
+    case 1:
+      run(uint8_t{});
+      break;
+    case 2:
+      run(uint16_t{});
+      break;
+    case 4:
+      run(uint32_t{});
+      break;
+    case 8:
+      run(uint64_t{});
+      break;
+    default:
+      run(B16{});
+      break;
   }
 }
 

@@ -1,7 +1,7 @@
 // Layout ops: Transpose 1-24, Concat 1-13+ (opset 1 default axis 1), Split 1-18+ (split as
 // attribute or input, num_outputs with an uneven last chunk from 18), DepthToSpace 1-13+ (DCR and
-// CRD), SpaceToDepth 1-13+, Tile 1-13+ (opset 1 tiles/axis inputs and repeats from 6), Expand 8-13+.
-// dtypes: every fixed-size dtype and string (pure data movement, byte-generic; see
+// CRD), SpaceToDepth 1-13+, Tile 1-13+ (opset 1 tiles/axis inputs and repeats from 6), Expand
+// 8-13+. dtypes: every fixed-size dtype and string (pure data movement, byte-generic; see
 // tensor_ops_util.h). No arithmetic, so no accumulation type.
 // Not supported: packed sub-byte dtypes (u4, i4, f4e2m1).
 #include "backends/cpu/kernels/kernel_util.h"
@@ -42,7 +42,10 @@ Kernel make_transpose(const ir::Node& n) {
     for (size_t i = 0; ok && i < perm.size(); ++i) {
       int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(r) : perm[i];
       ok = p >= 0 && p < static_cast<int64_t>(r) && !seen[static_cast<size_t>(p)];
-      if (ok) { seen[static_cast<size_t>(p)] = true; perm[i] = p; }
+      if (ok) {
+        seen[static_cast<size_t>(p)] = true;
+        perm[i] = p;
+      }
     }
     if (!ok)
       throw ModelError(ctx.node().describe() + ": Transpose perm " + dims_str(perm_attr) +
@@ -58,7 +61,8 @@ Kernel make_concat(const ir::Node& n) {
     throw ModelError(n.describe() + ": Concat requires the axis attribute");
   const int64_t axis_attr = n.attr_int("axis", 1);
   return [=](KernelContext& ctx) {
-    if (ctx.num_inputs() == 0) throw ModelError(ctx.node().describe() + ": Concat needs at least one input");
+    if (ctx.num_inputs() == 0)
+      throw ModelError(ctx.node().describe() + ": Concat needs at least one input");
     const Tensor& first = ctx.in(0);
     check_movable(ctx.node(), first.dtype());
     const auto r = static_cast<int64_t>(first.rank());
@@ -70,11 +74,13 @@ Kernel make_concat(const ir::Node& n) {
       const Tensor& t = ctx.in(i);
       bool same = t.dtype() == first.dtype() && t.rank() == first.rank();
       for (int64_t d = 0; same && d < r; ++d)
-        same = d == axis || t.dims()[static_cast<size_t>(d)] == first.dims()[static_cast<size_t>(d)];
+        same =
+            d == axis || t.dims()[static_cast<size_t>(d)] == first.dims()[static_cast<size_t>(d)];
       if (!same)
-        throw ModelError(ctx.node().describe() + ": Concat input " + std::to_string(i) + " " + ir::dtype_name(t.dtype()) +
-                         dims_str(t.dims()) + " does not match input 0 " + ir::dtype_name(first.dtype()) + dims_str(first.dims()) +
-                         " outside axis " + std::to_string(axis));
+        throw ModelError(ctx.node().describe() + ": Concat input " + std::to_string(i) + " " +
+                         ir::dtype_name(t.dtype()) + dims_str(t.dims()) +
+                         " does not match input 0 " + ir::dtype_name(first.dtype()) +
+                         dims_str(first.dims()) + " outside axis " + std::to_string(axis));
       out[static_cast<size_t>(axis)] += t.dims()[static_cast<size_t>(axis)];
     }
     int64_t outer = 1, inner = 1;
@@ -102,7 +108,8 @@ Kernel make_split(const ir::Node& n) {
   const std::vector<int64_t> split_attr = n.attr_ints("split");
   const bool has_num = n.has_attr("num_outputs");
   const int64_t num_outputs = n.attr_int("num_outputs", 0);
-  if (has_num && num_outputs < 1) throw ModelError(n.describe() + ": Split num_outputs must be >= 1");
+  if (has_num && num_outputs < 1)
+    throw ModelError(n.describe() + ": Split num_outputs must be >= 1");
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     check_movable(ctx.node(), x.dtype());
@@ -110,26 +117,32 @@ Kernel make_split(const ir::Node& n) {
     const int64_t axis = normalize_axis(ctx.node(), axis_attr, r);
     const int64_t dim = x.dims()[static_cast<size_t>(axis)];
     const auto nout = static_cast<int64_t>(ctx.num_outputs());
-    std::vector<int64_t> sizes = ctx.has_input(1) ? read_int_tensor(ctx.node(), ctx.in(1), "Split split") : split_attr;
+    std::vector<int64_t> sizes =
+        ctx.has_input(1) ? read_int_tensor(ctx.node(), ctx.in(1), "Split split") : split_attr;
     if (sizes.empty()) {
       if (has_num && num_outputs != nout)
-        throw ModelError(ctx.node().describe() + ": Split num_outputs " + std::to_string(num_outputs) + " differs from the " +
-                         std::to_string(nout) + " outputs");
+        throw ModelError(ctx.node().describe() + ": Split num_outputs " +
+                         std::to_string(num_outputs) + " differs from the " + std::to_string(nout) +
+                         " outputs");
       // Equal parts; from opset 18 with num_outputs the last chunk may be smaller.
       const int64_t chunk = has_num ? (dim + nout - 1) / nout : dim / nout;
       if (!has_num && dim % nout != 0)
-        throw ModelError(ctx.node().describe() + ": Split cannot divide axis of size " + std::to_string(dim) + " into " +
-                         std::to_string(nout) + " equal parts");
-      for (int64_t i = 0; i < nout; ++i) sizes.push_back(std::clamp(dim - i * chunk, int64_t{0}, chunk));
+        throw ModelError(ctx.node().describe() + ": Split cannot divide axis of size " +
+                         std::to_string(dim) + " into " + std::to_string(nout) + " equal parts");
+      for (int64_t i = 0; i < nout; ++i)
+        sizes.push_back(std::clamp(dim - i * chunk, int64_t{0}, chunk));
     }
     int64_t sum = 0;
     for (int64_t s : sizes) {
-      if (s < 0) throw ModelError(ctx.node().describe() + ": Split sizes " + dims_str(sizes) + " are negative");
+      if (s < 0)
+        throw ModelError(ctx.node().describe() + ": Split sizes " + dims_str(sizes) +
+                         " are negative");
       sum += s;
     }
     if (static_cast<int64_t>(sizes.size()) != nout || sum != dim)
-      throw ModelError(ctx.node().describe() + ": Split sizes " + dims_str(sizes) + " do not cover axis of size " +
-                       std::to_string(dim) + " with " + std::to_string(nout) + " outputs");
+      throw ModelError(ctx.node().describe() + ": Split sizes " + dims_str(sizes) +
+                       " do not cover axis of size " + std::to_string(dim) + " with " +
+                       std::to_string(nout) + " outputs");
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[static_cast<size_t>(d)];
     for (int64_t d = axis + 1; d < r; ++d) inner *= x.dims()[static_cast<size_t>(d)];
@@ -151,16 +164,20 @@ Kernel make_depth_to_space(const ir::Node& n) {
   const int64_t b = n.attr_int("blocksize", 0);
   if (b < 1) throw ModelError(n.describe() + ": DepthToSpace blocksize must be >= 1");
   const std::string mode = n.attr_string("mode", "DCR");
-  if (mode != "DCR" && mode != "CRD") throw ModelError(n.describe() + ": DepthToSpace mode '" + mode + "' is not DCR or CRD");
+  if (mode != "DCR" && mode != "CRD")
+    throw ModelError(n.describe() + ": DepthToSpace mode '" + mode + "' is not DCR or CRD");
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     check_movable(ctx.node(), x.dtype());
     if (x.rank() != 4 || x.dims()[1] % (b * b) != 0)
-      throw ModelError(ctx.node().describe() + ": DepthToSpace needs [N,C,H,W] with C divisible by blocksize^2, got " +
+      throw ModelError(ctx.node().describe() +
+                       ": DepthToSpace needs [N,C,H,W] with C divisible by blocksize^2, got " +
                        dims_str(x.dims()));
     const int64_t N = x.dims()[0], C = x.dims()[1] / (b * b), H = x.dims()[2], W = x.dims()[3];
-    if (mode == "DCR") permute_into(ctx, x, {N, b, b, C, H, W}, {0, 3, 4, 1, 5, 2}, {N, C, H * b, W * b});
-    else permute_into(ctx, x, {N, C, b, b, H, W}, {0, 1, 4, 2, 5, 3}, {N, C, H * b, W * b});
+    if (mode == "DCR")
+      permute_into(ctx, x, {N, b, b, C, H, W}, {0, 3, 4, 1, 5, 2}, {N, C, H * b, W * b});
+    else
+      permute_into(ctx, x, {N, C, b, b, H, W}, {0, 1, 4, 2, 5, 3}, {N, C, H * b, W * b});
   };
 }
 
@@ -171,7 +188,8 @@ Kernel make_space_to_depth(const ir::Node& n) {
     const Tensor& x = ctx.in(0);
     check_movable(ctx.node(), x.dtype());
     if (x.rank() != 4 || x.dims()[2] % b != 0 || x.dims()[3] % b != 0)
-      throw ModelError(ctx.node().describe() + ": SpaceToDepth needs [N,C,H,W] with H and W divisible by blocksize, got " +
+      throw ModelError(ctx.node().describe() +
+                       ": SpaceToDepth needs [N,C,H,W] with H and W divisible by blocksize, got " +
                        dims_str(x.dims()));
     const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2] / b, W = x.dims()[3] / b;
     permute_into(ctx, x, {N, C, H, b, W, b}, {0, 3, 5, 1, 2, 4}, {N, C * b * b, H, W});
@@ -185,20 +203,24 @@ void run_tile(KernelContext& ctx) {
   std::vector<int64_t> reps;
   if (ctx.has_input(2)) {  // opset 1: a scalar tile count along one axis
     reps.assign(r, 1);
-    const int64_t axis = normalize_axis(ctx.node(), scalar_int(ctx, 2, "Tile axis"), static_cast<int64_t>(r));
+    const int64_t axis =
+        normalize_axis(ctx.node(), scalar_int(ctx, 2, "Tile axis"), static_cast<int64_t>(r));
     reps[static_cast<size_t>(axis)] = scalar_int(ctx, 1, "Tile tiles");
   } else {
     reps = read_int_tensor(ctx.node(), ctx.in(1), "Tile repeats");
   }
   if (reps.size() != r)
-    throw ModelError(ctx.node().describe() + ": Tile repeats " + dims_str(reps) + " must have one value per input dim " +
-                     dims_str(x.dims()));
+    throw ModelError(ctx.node().describe() + ": Tile repeats " + dims_str(reps) +
+                     " must have one value per input dim " + dims_str(x.dims()));
   const auto strides = contiguous_strides(x.dims());
   std::vector<int64_t> out(r), vd, vs;
   for (size_t i = 0; i < r; ++i) {
-    if (reps[i] < 0) throw ModelError(ctx.node().describe() + ": Tile repeats " + dims_str(reps) + " are negative");
+    if (reps[i] < 0)
+      throw ModelError(ctx.node().describe() + ": Tile repeats " + dims_str(reps) +
+                       " are negative");
     if (__builtin_mul_overflow(x.dims()[i], reps[i], &out[i]))
-      throw ModelError(ctx.node().describe() + ": Tile repeats " + dims_str(reps) + " overflow the output size");
+      throw ModelError(ctx.node().describe() + ": Tile repeats " + dims_str(reps) +
+                       " overflow the output size");
     vd.push_back(reps[i]);
     vs.push_back(0);
     vd.push_back(x.dims()[i]);
@@ -213,7 +235,10 @@ void run_expand(KernelContext& ctx) {
   check_movable(ctx.node(), x.dtype());
   const auto shape = read_int_tensor(ctx.node(), ctx.in(1), "Expand shape");
   const auto out = broadcast_shapes(ctx.node(), x.dims(), shape);
-  if (out == x.dims()) { ctx.set_output(0, x); return; }
+  if (out == x.dims()) {
+    ctx.set_output(0, x);
+    return;
+  }
   Tensor& y = ctx.alloc_output(0, x.dtype(), out);
   strided_copy(ctx, x, 0, out, broadcast_strides(x.dims(), out), y);
 }
