@@ -106,7 +106,46 @@ TEST_CASE("Cast opset 1 takes the target as a type name; CastLike takes it from 
 }
 
 TEST_CASE("Cast to an unsupported or unknown target is reported") {
-  CHECK_THROWS_AS(cast(vec<float>({1}), DType::F8E4M3FN, 19), UnsupportedError);
+  CHECK_THROWS_AS(cast(vec<float>({1}), static_cast<DType>(24), 24), UnsupportedError);  // float8e8m0
   CHECK_THROWS_AS(Node1("Cast", 1).in(vec<float>({1})).s("to", "QUATERNION").run(), ModelError);
   CHECK_THROWS_AS(Node1("Cast", 13).in(vec<float>({1})).run(), ModelError);
+}
+
+namespace {
+std::vector<int> raw_bytes(const ir::Tensor& t) {
+  std::vector<int> out;
+  for (std::byte b : t.bytes()) out.push_back(std::to_integer<int>(b));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("Cast to float8 rounds to nearest even and follows the saturate tables") {
+  const auto x = vec_of<float>({0.47892547, 1e6, 1e-7, -0.0, std::nan(""), -INFINITY, 0.3125});
+  // E4M3FN: 0.47892547 -> 0.46875 = 1.875 * 2^-2 (0x2F); 1e6 saturates to 448 (0x7E); NaN 0x7F; -inf -> -448.
+  // 0.3125 = 1.25 * 2^-2 is exact (0x2A).
+  ir::Tensor y = cast(x, DType::F8E4M3FN, 19);
+  CHECK(y.dtype() == DType::F8E4M3FN);
+  CHECK(raw_bytes(y) == std::vector<int>{0x2F, 0x7E, 0x00, 0x80, 0x7F, 0xFE, 0x2A});
+  ir::Tensor ns = Node1("Cast", 19).in(x).i("to", static_cast<int64_t>(DType::F8E4M3FN)).i("saturate", 0).run();
+  CHECK(raw_bytes(ns) == std::vector<int>{0x2F, 0x7F, 0x00, 0x80, 0x7F, 0xFF, 0x2A});
+  // E5M2 without saturation keeps infinities; FNUZ has no negative zero and one NaN (0x80).
+  ir::Tensor e5 = Node1("Cast", 19).in(x).i("to", static_cast<int64_t>(DType::F8E5M2)).i("saturate", 0).run();
+  CHECK(raw_bytes(e5)[1] == 0x7C);
+  CHECK(raw_bytes(e5)[5] == 0xFC);
+  ir::Tensor uz = cast(x, DType::F8E4M3FNUZ, 19);
+  CHECK(raw_bytes(uz)[3] == 0x00);
+  CHECK(raw_bytes(uz)[4] == 0x80);
+  // Decoding back is exact.
+  CHECK(values(cast(y, DType::F32, 19)).at(1) == 448.0);
+  CHECK(close(values(cast(y, DType::F32, 19)), {0.46875, 448, 0, 0, std::nan(""), -448, 0.3125}, 0, 0));
+}
+
+TEST_CASE("Cast to int4/uint4 wraps modulo 16 and packs two values per byte, low nibble first") {
+  ir::Tensor y = cast(vec<float>({-9, -8, 7, 1, 15}), DType::I4, 21);
+  CHECK(y.dtype() == DType::I4);
+  CHECK(raw_bytes(y) == std::vector<int>{0x87, 0x17, 0x0F});
+  CHECK(values(cast(y, DType::I8, 21)) == std::vector<double>{7, -8, 7, 1, -1});
+  ir::Tensor u = cast(vec<int32_t>({-9, 3}), DType::U4, 21);
+  CHECK(values(cast(u, DType::F32, 21)) == std::vector<double>{7, 3});
+  CHECK_THROWS_AS(cast(ir::Tensor::from_strings({1}, {"1"}), DType::I4, 21), UnsupportedError);
 }

@@ -12,10 +12,20 @@
 // numpy's str() does (shortest round-trip digits, positional in [1e-4, 1e16), "1.0" for integral
 // floats, "True"/"False" for bool).
 //
-// Not supported: float8, int4/uint4 and float4 source or target dtypes (UnsupportedError).
+// Narrow dtypes (opset 19+/21+): float8 E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, float4 E2M1, int4 and
+// uint4 (4-bit values packed two per byte, low nibble first) go through a double: decoding is
+// exact; encoding to float8/float4 rounds to nearest even and follows the spec's `saturate`
+// tables (saturate=1: out-of-range and infinities clamp to the largest finite value; saturate=0:
+// NaN, or infinity for E5M2; float4 always saturates); int4/uint4 truncate like other integer
+// casts and wrap modulo 16 (ONNX test data).
+//
+// Not supported: float8e8m0, int2/uint2 and float6 (dtypes mcc's IR does not know), and casts
+// between strings and the narrow dtypes (UnsupportedError).
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <vector>
 #include <string>
 
 #include "backends/cpu/kernels/elementwise.h"
@@ -134,13 +144,153 @@ To from_string_value(const ir::Node& n, const std::string& s) {
   }
 }
 
+// ---- narrow dtypes: float8, float4, int4/uint4
+
+/// A small float format: sign, `ebits` exponent bits with `bias`, `mbits` mantissa bits.
+/// ieee: all-ones exponent is Inf/NaN (E5M2); fn: only all-ones exponent and mantissa is NaN
+/// (E4M3FN); uz: 0x80 is the only NaN and there is no negative zero (FNUZ). float4 has no NaN.
+struct SmallFloat {
+  int ebits, mbits, bias;
+  bool ieee, fn, uz;
+  double max;
+};
+
+const SmallFloat* small_float(DType dt) {
+  static constexpr SmallFloat kE4M3FN{4, 3, 7, false, true, false, 448.0};
+  static constexpr SmallFloat kE4M3FNUZ{4, 3, 8, false, false, true, 240.0};
+  static constexpr SmallFloat kE5M2{5, 2, 15, true, false, false, 57344.0};
+  static constexpr SmallFloat kE5M2FNUZ{5, 2, 16, false, false, true, 57344.0};
+  static constexpr SmallFloat kE2M1{2, 1, 1, false, false, false, 6.0};
+  switch (dt) {
+    case DType::F8E4M3FN: return &kE4M3FN;
+    case DType::F8E4M3FNUZ: return &kE4M3FNUZ;
+    case DType::F8E5M2: return &kE5M2;
+    case DType::F8E5M2FNUZ: return &kE5M2FNUZ;
+    case DType::F4E2M1: return &kE2M1;
+    default: return nullptr;
+  }
+}
+
+bool is_narrow(DType dt) { return small_float(dt) || dt == DType::I4 || dt == DType::U4; }
+bool is_4bit(DType dt) { return dt == DType::I4 || dt == DType::U4 || dt == DType::F4E2M1; }
+
+double decode_small(const SmallFloat& f, uint32_t code) {
+  const int nbits = 1 + f.ebits + f.mbits;
+  const bool neg = (code >> (nbits - 1)) & 1u;
+  const uint32_t e = (code >> f.mbits) & ((1u << f.ebits) - 1u);
+  const uint32_t m = code & ((1u << f.mbits) - 1u);
+  const uint32_t emax = (1u << f.ebits) - 1u;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (f.uz && code == (1u << (nbits - 1))) return nan;
+  if (f.fn && e == emax && m == (1u << f.mbits) - 1u) return nan;
+  if (f.ieee && e == emax) return m == 0 ? (neg ? -INFINITY : INFINITY) : nan;
+  const double v = e == 0 ? std::ldexp(static_cast<double>(m), 1 - f.bias - f.mbits)
+                          : std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -f.mbits), static_cast<int>(e) - f.bias);
+  return neg ? -v : v;
+}
+
+uint32_t encode_small(const SmallFloat& f, double x, bool saturate) {
+  const int nbits = 1 + f.ebits + f.mbits;
+  const uint32_t sign = std::signbit(x) ? (1u << (nbits - 1)) : 0u;
+  const uint32_t max_code = [&] {  // largest finite magnitude
+    const uint32_t all = (1u << (nbits - 1)) - 1u;
+    if (f.fn) return all - 1u;                  // S.1111.110
+    if (f.ieee) return all - ((1u << f.mbits)); // S.11110.11
+    return all;
+  }();
+  auto nan_code = [&](bool neg) -> uint32_t {
+    if (f.uz) return 1u << (nbits - 1);
+    if (f.fn) return (neg ? (1u << (nbits - 1)) : 0u) | ((1u << (nbits - 1)) - 1u);
+    if (f.ieee) return (neg ? (1u << (nbits - 1)) : 0u) | ((1u << (nbits - 1)) - 2u);  // S.11111.10
+    return 1u << (nbits - 1);  // float4 has no NaN: ONNX's reference data gives -0
+  };
+  auto overflow = [&]() -> uint32_t {
+    const bool has_nan = f.uz || f.fn || f.ieee;
+    if (saturate || !has_nan) return sign | max_code;
+    if (f.ieee) return sign | (((1u << f.ebits) - 1u) << f.mbits);  // Inf
+    return nan_code(sign != 0);
+  };
+  if (std::isnan(x)) return nan_code(std::signbit(x));
+  if (std::isinf(x)) return overflow();
+  const double a = std::abs(x);
+  const int emin = 1 - f.bias;
+  int e = 0;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1): exponent of the leading bit is e - 1
+  const int q = std::max(e - 1, emin) - f.mbits;
+  const double r = std::ldexp(std::nearbyint(std::ldexp(a, -q)), q);  // RNE onto the grid
+  if (r > f.max) return overflow();
+  if (r == 0) return f.uz ? 0u : sign;
+  int er = 0;
+  std::frexp(r, &er);
+  uint32_t code;
+  if (er - 1 < emin) {
+    code = static_cast<uint32_t>(std::ldexp(r, f.bias - 1 + f.mbits));  // subnormal
+  } else {
+    const uint32_t m = static_cast<uint32_t>(std::ldexp(r, f.mbits - (er - 1))) - (1u << f.mbits);
+    code = (static_cast<uint32_t>(er - 1 + f.bias) << f.mbits) | m;
+  }
+  return sign | code;
+}
+
+/// Element i of a narrow tensor as double.
+double narrow_get(DType dt, const std::byte* p, int64_t i) {
+  uint32_t code;
+  if (is_4bit(dt)) code = (std::to_integer<uint32_t>(p[i / 2]) >> (4 * (i % 2))) & 0xFu;
+  else code = std::to_integer<uint32_t>(p[i]);
+  if (dt == DType::U4) return code;
+  if (dt == DType::I4) return code >= 8 ? static_cast<double>(code) - 16 : code;
+  return decode_small(*small_float(dt), code);
+}
+
+void narrow_set(DType dt, std::byte* p, int64_t i, double v, bool saturate) {
+  uint32_t code;
+  if (dt == DType::I4 || dt == DType::U4) code = static_cast<uint32_t>(ew::float_to_int<int64_t>(v)) & 0xFu;
+  else code = encode_small(*small_float(dt), v, saturate);
+  if (is_4bit(dt)) {
+    const int sh = 4 * static_cast<int>(i % 2);
+    p[i / 2] = (p[i / 2] & std::byte(~(0xF << sh) & 0xFF)) | std::byte(static_cast<uint8_t>(code << sh));
+  } else {
+    p[i] = std::byte(static_cast<uint8_t>(code));
+  }
+}
+
+void cast_narrow(KernelContext& ctx, const std::string& what, const Tensor& x, DType to, bool saturate) {
+  if (x.dtype() == DType::String || to == DType::String)
+    throw UnsupportedError(what + ": Cast between string and " + ir::dtype_name(x.dtype() == DType::String ? to : x.dtype()) +
+                           " is not supported");
+  Tensor& y = ctx.alloc_output(0, to, x.dims());
+  const int64_t n = x.numel();
+  // Source values as doubles (exact for every narrow dtype and for the integer sources used here).
+  std::vector<double> v(static_cast<size_t>(n));
+  if (is_narrow(x.dtype())) {
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = narrow_get(x.dtype(), x.raw(), i);
+  } else {
+    ir::dispatch<MCC_ALL_DTYPES>(x.dtype(), what + " (source)", [&](auto tf) {
+      using From = typename decltype(tf)::type;
+      const From* src = x.data<From>().data();
+      for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = convert<double>(src[i]);
+    });
+  }
+  if (is_narrow(to)) {
+    std::byte* dst = y.mutable_raw();
+    for (int64_t i = 0; i < n; ++i) narrow_set(to, dst, i, v[static_cast<size_t>(i)], saturate);
+    return;
+  }
+  ir::dispatch<MCC_ALL_DTYPES>(to, what + " (target)", [&](auto tt) {
+    using To = typename decltype(tt)::type;
+    To* dst = y.mutable_data<To>().data();
+    for (int64_t i = 0; i < n; ++i) dst[i] = convert<To>(v[static_cast<size_t>(i)]);
+  });
+}
+
 // ---- the kernel
 
-void cast_tensor(KernelContext& ctx, const std::string& what, const Tensor& x, DType to) {
+void cast_tensor(KernelContext& ctx, const std::string& what, const Tensor& x, DType to, bool saturate) {
   if (x.dtype() == to) {  // no-op cast: share the buffer
     ctx.set_output(0, x);
     return;
   }
+  if (is_narrow(x.dtype()) || is_narrow(to)) return cast_narrow(ctx, what, x, to, saturate);
   Tensor& y = ctx.alloc_output(0, to, x.dims());
   const int64_t n = x.numel();
   if (x.dtype() == DType::String) {
@@ -189,16 +339,19 @@ KernelFactory cast_factory() {
     if (!a) throw ModelError(n.describe() + ": Cast needs the 'to' attribute");
     const DType to = a->kind == ir::AttrKind::String ? dtype_from_name(n, n.attr_string("to", ""))
                                                      : static_cast<DType>(n.attr_int("to", 0));
-    const auto& inf = ir::info(to);
-    if (!inf.computable)
+    if (!ir::info(to).computable && !is_narrow(to))
       throw UnsupportedError(n.describe() + ": Cast to " + ir::dtype_name(to) + " is not supported by the cpu backend");
-    return [what = ew::what(n), to](KernelContext& ctx) { cast_tensor(ctx, what, ctx.in(0), to); };
+    const bool saturate = n.attr_int("saturate", 1) != 0;
+    return [what = ew::what(n), to, saturate](KernelContext& ctx) { cast_tensor(ctx, what, ctx.in(0), to, saturate); };
   };
 }
 
 KernelFactory cast_like_factory() {
   return [](const ir::Node& n) -> Kernel {
-    return [what = ew::what(n)](KernelContext& ctx) { cast_tensor(ctx, what, ctx.in(0), ctx.in(1).dtype()); };
+    const bool saturate = n.attr_int("saturate", 1) != 0;
+    return [what = ew::what(n), saturate](KernelContext& ctx) {
+      cast_tensor(ctx, what, ctx.in(0), ctx.in(1).dtype(), saturate);
+    };
   };
 }
 
