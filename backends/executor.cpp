@@ -2,6 +2,7 @@
 #include "backends/executor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_set>
 
 #include "backends/thread_pool.h"
@@ -31,7 +32,7 @@ bool KernelContext::wants_output(size_t i) const {
 
 ir::Tensor& KernelContext::alloc_output(size_t i, ir::DType dt, std::vector<int64_t> dims) {
   MCC_CHECK(i < outputs_.size(), node_.describe() + ": output index out of range");
-  outputs_[i] = RValue::of(ir::Tensor::allocate(dt, std::move(dims)));
+  outputs_[i] = RValue::of(exec_.allocate(dt, std::move(dims)));
   return outputs_[i].tensor;
 }
 
@@ -95,6 +96,41 @@ Executor::Executor(const ir::Model& model, ExecOptions opts)
   else ThreadPool::instance();
   if (!model_.graph) throw ModelError("model has no graph");
   prepare(*model_.graph);
+}
+
+namespace {
+constexpr size_t kPoolCapBytes = size_t{1} << 30;  // released buffers kept for reuse, at most
+constexpr size_t kPoolMinBytes = 4096;             // smaller ones are cheap to allocate
+}  // namespace
+
+ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims) {
+  const int bits = ir::info(dt).bits;
+  if (bits == 0) return ir::Tensor::allocate(dt, std::move(dims));
+  const size_t bytes = (static_cast<size_t>(ir::checked_numel(dims)) * static_cast<size_t>(bits) + 7) / 8;
+  std::shared_ptr<ir::Buffer> buf;
+  if (bytes >= kPoolMinBytes) {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    auto it = pool_.find(bytes);
+    if (it != pool_.end()) {
+      buf = std::move(it->second);
+      pool_.erase(it);
+      pool_bytes_ -= bytes;
+    }
+  }
+  if (!buf) return ir::Tensor::allocate(dt, std::move(dims));
+  std::memset(buf->mutable_data(), 0, bytes);
+  return ir::Tensor::from_buffer(dt, std::move(dims), std::move(buf));
+}
+
+void Executor::recycle(RValue& v) {
+  if (v.kind != RValue::Kind::Tensor) return;
+  const auto& buf = v.tensor.buffer();
+  // Only buffers nothing else holds (not a view shared with another value, not an initializer).
+  if (!buf || buf.use_count() != 1 || !buf->writable() || buf->size() < kPoolMinBytes) return;
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  if (pool_bytes_ + buf->size() > kPoolCapBytes) return;
+  pool_bytes_ += buf->size();
+  pool_.emplace(buf->size(), buf);
 }
 
 int Executor::threads() const { return ThreadPool::instance().size(); }
@@ -214,7 +250,13 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
       auto release = [&](const ir::Value* v) {
         if (!v || v->owner != &g || !seen.insert(v).second) return;
         auto it = remaining.find(v);
-        if (it != remaining.end() && --it->second == 0 && !keep.count(v)) scope.values.erase(v);
+        if (it != remaining.end() && --it->second == 0 && !keep.count(v)) {
+          auto sv = scope.values.find(v);
+          if (sv != scope.values.end()) {
+            recycle(sv->second);
+            scope.values.erase(sv);
+          }
+        }
       };
       for (const ir::Value* v : n->inputs) release(v);
       std::unordered_set<const ir::Value*> caps;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -43,6 +44,8 @@ class Executor {
   void set_observer(Observer o) { observer_ = std::move(o); }
 
   const ir::Model& model() const { return model_; }
+  /// A zero-filled tensor, reusing a released buffer of the same size when one is pooled.
+  ir::Tensor allocate(ir::DType dt, std::vector<int64_t> dims);
   const Backend& backend() const { return *backend_; }
   int threads() const;
 
@@ -58,6 +61,11 @@ class Executor {
   // subgraph captures a value counts as one consumer).
   std::unordered_map<const ir::Graph*, std::unordered_map<const ir::Value*, int>> use_counts_;
   Observer observer_;
+  /// Buffers of released intermediates, by byte size, reused by allocate() (capped in bytes).
+  void recycle(RValue& v);
+  std::multimap<size_t, std::shared_ptr<ir::Buffer>> pool_;
+  size_t pool_bytes_ = 0;
+  std::mutex pool_mutex_;
 };
 
 /// The cpu backend (Eigen kernels, always built).

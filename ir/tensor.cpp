@@ -44,6 +44,7 @@ class MappedSlice final : public Buffer {
   std::byte* mutable_data() override {
     throw InternalError("attempt to write into a read-only mapped tensor buffer");
   }
+  bool writable() const override { return false; }
 
  private:
   std::shared_ptr<MappedFile> file_;

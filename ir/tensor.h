@@ -25,6 +25,8 @@ class Buffer {
   virtual size_t size() const = 0;
   /// Writable view; only valid for owned buffers (throws InternalError on mapped ones).
   virtual std::byte* mutable_data() = 0;
+  /// False for read-only (mapped) buffers.
+  virtual bool writable() const { return true; }
 };
 
 /// A buffer that owns its bytes in a std::string (so protobuf strings can be moved in).
