@@ -149,3 +149,13 @@ TEST_CASE("Cast to int4/uint4 wraps modulo 16 and packs two values per byte, low
   CHECK(values(cast(u, DType::F32, 21)) == std::vector<double>{7, 3});
   CHECK_THROWS_AS(cast(ir::Tensor::from_strings({1}, {"1"}), DType::I4, 21), UnsupportedError);
 }
+
+TEST_CASE("Cast f64 to f16 rounds once (no double rounding through f32)") {
+  // 1 + 2^-11 + 2^-40 lies just above the f16 tie between 1 and 1 + 2^-10: it must round up,
+  // although its nearest f32 (1 + 2^-11) is the tie itself and would round to even (1.0).
+  const double d = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
+  CHECK(values(cast(vec<double>({d, 1.0 + std::ldexp(1.0, -11)}), DType::F16)) ==
+        std::vector<double>{1.0 + std::ldexp(1.0, -10), 1.0});
+  CHECK(values(cast(vec<double>({1e300, -1e300}), DType::F16)) ==
+        std::vector<double>{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()});
+}

@@ -5,7 +5,8 @@
 // is accepted), CastLike 15+ (target dtype taken from the second input).
 //
 // dtypes: any pair of f32, f64, f16, bf16, i8..i64, u8..u64, bool and string. Conversions:
-// float -> float rounds to nearest even (f16/bf16 through Eigen's RNE converters); float -> int
+// float -> float rounds to nearest even (f16/bf16 through Eigen's RNE converters; f64 sources
+// first round to odd in f32 so there is no double rounding); float -> int
 // truncates toward zero, NaN and out-of-range values follow numpy on x86 (see ew::float_to_int);
 // int -> int wraps modulo 2^bits; anything -> bool is `!= 0` (NaN is true); bool -> number is
 // 0/1. Strings parse with strtod/strtoll ("NaN", "INF", "-INF" accepted) and numbers print as
@@ -24,6 +25,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 #include <string>
@@ -37,6 +39,20 @@ using ir::DType;
 using ir::Tensor;
 using ew::kIsHalf;
 
+/// double -> float rounding to odd: with f32's 13 extra mantissa bits over f16 (16 over bf16),
+/// a following round-to-nearest-even to f16/bf16 then equals direct rounding of the double (no
+/// double-rounding error).
+inline float to_float_round_odd(double d) {
+  float f = static_cast<float>(d);
+  if (!std::isfinite(d) || static_cast<double>(f) == d) return f;
+  if (std::isinf(f) || std::abs(static_cast<double>(f)) > std::abs(d)) f = std::nextafter(f, 0.0f);  // truncate
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits |= 1u;  // sticky bit: "something was cut off"
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 template <class To, class From>
 To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
@@ -48,7 +64,7 @@ To convert(From v) {
   } else if constexpr (std::is_same_v<From, bool>) {
     return static_cast<To>(v ? 1 : 0);
   } else if constexpr (kIsHalf<To>) {
-    if constexpr (std::is_floating_point_v<From>) return To(static_cast<float>(v));
+    if constexpr (std::is_same_v<From, double>) return To(to_float_round_odd(v));
     else return To(static_cast<float>(v));
   } else if constexpr (std::is_floating_point_v<To>) {
     return static_cast<To>(v);
