@@ -1,4 +1,4 @@
-// cpu kernels of the nn family: Conv, ConvTranspose, ConvInteger, QLinearConv, Gemm, MatMul,
+// cpu kernels of the nn family: Conv, ConvTranspose, DeformConv, ConvInteger, QLinearConv, Gemm, MatMul,
 // MatMulInteger, QLinearMatMul. Expected values come from the ONNX operator spec examples or are
 // computed by hand / by the naive loops written here.
 #include <doctest/doctest.h>
@@ -283,4 +283,23 @@ TEST_CASE("MatMulInteger and QLinearMatMul: spec examples") {
                .run();
   CHECK(q[0].dtype() == DType::U8);
   CHECK(max_diff(q[0], {168, 115, 255, 1, 66, 151}) == 0.0);
+}
+
+TEST_CASE("DeformConv: zero offsets equal Conv; fractional offsets sample bilinearly; mask scales") {
+  const Tensor x = tensor<float>({1, 1, 5, 5}, iota(25));
+  const Tensor w = tensor<float>({1, 1, 3, 3}, std::vector<float>(9, 1.f));
+  const Tensor zero = tensor<float>({1, 18, 3, 3}, std::vector<float>(162, 0.f));
+  auto y = NodeRun("DeformConv", 19).in(x).in(w).in(zero).run();
+  CHECK(max_diff(y[0], {54, 63, 72, 99, 108, 117, 144, 153, 162}) < 1e-4);
+  // 1x1 kernel, offset (0.5, 0.25) everywhere on a 2x2 input, mask 2: the sample at (i + .5, j + .25)
+  // mixes four neighbours (zero outside), then doubles.
+  const Tensor x2 = tensor<float>({1, 1, 2, 2}, {0, 4, 8, 12});
+  const Tensor off = tensor<float>({1, 2, 2, 2}, {0.5f, 0.5f, 0.5f, 0.5f, 0.25f, 0.25f, 0.25f, 0.25f});
+  y = NodeRun("DeformConv", 19).in(x2).in(tensor<float>({1, 1, 1, 1}, {1})).in(off).none()
+          .in(tensor<float>({1, 1, 2, 2}, {2, 2, 2, 2})).run();
+  // (0.5, 0.25): .5*(.75*0 + .25*4) + .5*(.75*8 + .25*12) = 5; (0.5, 1.25): .5*(.75*4) + .5*(.75*12) = 6
+  // (1.5, 0.25): .5*(.75*8 + .25*12) = 4.5; (1.5, 1.25): .5*(.75*12) = 4.5
+  CHECK(max_diff(y[0], {10, 12, 9, 9}) < 1e-5);
+  CHECK_THROWS_AS(NodeRun("DeformConv", 19).in(x).in(w).in(tensor<float>({1, 18, 2, 2}, std::vector<float>(72, 0.f))).run(),
+                  mcc::ModelError);
 }

@@ -6,6 +6,7 @@ namespace mcc::backends::cpu {
 void register_conv(KernelRegistry& r);            // conv.cpp
 void register_conv_transpose(KernelRegistry& r);  // conv_transpose.cpp
 void register_conv_integer(KernelRegistry& r);    // conv_integer.cpp
+void register_deform_conv(KernelRegistry& r);     // deform_conv.cpp
 void register_gemm(KernelRegistry& r);            // gemm.cpp
 void register_pool(KernelRegistry& r);            // pool.cpp
 void register_norm(KernelRegistry& r);            // norm.cpp

@@ -7,6 +7,7 @@ void register_nn(KernelRegistry& r) {
   register_conv(r);
   register_conv_transpose(r);
   register_conv_integer(r);
+  register_deform_conv(r);
   register_gemm(r);
   register_pool(r);
   register_norm(r);
