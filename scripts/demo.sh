@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled model: inspect golden/mnist/model.onnx, convert it (a lossless round
-# trip with the empty pipeline) and show the sidecar state. Run scripts/setup.sh first.
+# trip with the empty pipeline), show the sidecar state, and check the converted model against the
+# golden outputs made by ONNX Runtime. Run scripts/setup.sh first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mcc="$root/build/mcc"
@@ -16,6 +17,9 @@ echo "== mcc convert golden/mnist/model.onnx -o build/demo/mnist.onnx"
 echo
 echo "== build/demo/mnist.mcc.json"
 cat "$out_dir/mnist.mcc.json"
+echo
+echo "== mcc eval build/demo/mnist.onnx --golden golden/mnist (ONNX Runtime's outputs)"
+"$mcc" eval "$out_dir/mnist.onnx" --golden "$root/golden/mnist"
 echo
 echo "== mcc inspect build/demo/mnist.onnx --dump (first lines)"
 "$mcc" inspect "$out_dir/mnist.onnx" --dump > "$out_dir/mnist.ir.txt"

@@ -21,67 +21,23 @@
 #include "ir/graph.h"
 #include "ir/onnx_io.h"
 #include "support/paths.h"
-
-extern char** environ;
+#include "support/run_mcc.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-struct RunResult {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void spit(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-/// Runs the mcc binary with `args`, stdout/stderr captured through files in a private folder.
-/// A death by signal is reported as 128 + signal, so crashes fail the exit-code checks.
-RunResult run_mcc(const std::vector<std::string>& args) {
-  static mcc::test::TempDir io("mcc-cli-io");
-  static int counter = 0;
-  const fs::path out = io.path / ("out" + std::to_string(counter) + ".txt");
-  const fs::path err = io.path / ("err" + std::to_string(counter++) + ".txt");
-  std::vector<std::string> full{mcc::test::mcc_binary().string()};
-  full.insert(full.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : full) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  RunResult r;
-  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return r;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+using mcc::test::one_error_line;
+using mcc::test::run_mcc;
+using mcc::test::RunResult;
+using mcc::test::slurp;
+using mcc::test::spit;
 
 std::set<std::string> listing(const fs::path& dir) {
   std::set<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
   return names;
-}
-
-/// Exactly one line on stderr, in the documented shape.
-bool one_error_line(const std::string& err) {
-  return err.rfind("mcc: error: ", 0) == 0 && std::count(err.begin(), err.end(), '\n') == 1;
 }
 
 fs::path mnist() { return mcc::test::source_dir() / "golden/mnist/model.onnx"; }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/npy.h"
+#include "ir/onnx_io.h"
 #include "support/run_mcc.h"
 
 namespace fs = std::filesystem;
@@ -106,4 +107,34 @@ TEST_CASE("bench: reports median and p90 latency as JSON") {
   CHECK(j["threads"] == 1);
   CHECK(j["runs"] == 5);
   CHECK(run_mcc({"bench", golden("mnist") + "/model.onnx", "--runs", "0"}).code == 2);
+}
+
+TEST_CASE("eval: an op the cpu backend lacks is exit 4 naming node, op and opset") {
+  mcc::test::TempDir tmp("mcc-eval-unsupported");
+  mcc::ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph = std::make_unique<mcc::ir::Graph>();
+  auto& g = *m.graph;
+  g.name = "g";
+  auto& x = g.add_value("x");
+  x.dtype = mcc::ir::DType::F32;
+  x.shape = mcc::ir::Shape::of({2});
+  x.has_type = true;
+  g.inputs.push_back(&x);
+  auto& n = g.add_node("FrobnicateNotAnOp", "", "frob0", {&x}, {"y"});
+  n.since_version = 17;
+  auto* y = n.outputs[0];
+  y->dtype = mcc::ir::DType::F32;
+  y->shape = mcc::ir::Shape::of({2});
+  y->has_type = true;
+  g.outputs.push_back(y);
+  const auto path = (tmp.path / "m.onnx").string();
+  mcc::ir::save_model(m, path);
+  const auto r = run_mcc({"eval", path, "--random", "1"});
+  CHECK(r.code == 4);
+  CHECK(mcc::test::one_error_line(r.err));
+  CHECK(r.err.find("frob0") != std::string::npos);
+  CHECK(r.err.find("FrobnicateNotAnOp") != std::string::npos);
+  CHECK(r.err.find("17") != std::string::npos);
 }
