@@ -15,19 +15,40 @@ namespace mcc::test_nn {
 struct NodeRun {
   std::string op;
   int opset = 17;
-  std::vector<ir::Tensor> inputs;     // undefined tensor = omitted optional input
+  std::vector<ir::Tensor> inputs;  // undefined tensor = omitted optional input
   int num_outputs = 1;
   std::vector<ir::Attribute> attrs;
   std::string domain;
 
   NodeRun(std::string o, int v) : op(std::move(o)), opset(v) {}
-  NodeRun& in(ir::Tensor t) { inputs.push_back(std::move(t)); return *this; }
-  NodeRun& none() { inputs.emplace_back(); return *this; }
-  NodeRun& outs(int k) { num_outputs = k; return *this; }
-  NodeRun& i(const std::string& n, int64_t v) { attrs.push_back({n, ir::AttrKind::Int, v, "", "", ""}); return *this; }
-  NodeRun& f(const std::string& n, float v) { attrs.push_back({n, ir::AttrKind::Float, v, "", "", ""}); return *this; }
-  NodeRun& s(const std::string& n, std::string v) { attrs.push_back({n, ir::AttrKind::String, std::move(v), "", "", ""}); return *this; }
-  NodeRun& is(const std::string& n, std::vector<int64_t> v) { attrs.push_back({n, ir::AttrKind::Ints, std::move(v), "", "", ""}); return *this; }
+  NodeRun& in(ir::Tensor t) {
+    inputs.push_back(std::move(t));
+    return *this;
+  }
+  NodeRun& none() {
+    inputs.emplace_back();
+    return *this;
+  }
+  NodeRun& outs(int k) {
+    num_outputs = k;
+    return *this;
+  }
+  NodeRun& i(const std::string& n, int64_t v) {
+    attrs.push_back({n, ir::AttrKind::Int, v, "", "", ""});
+    return *this;
+  }
+  NodeRun& f(const std::string& n, float v) {
+    attrs.push_back({n, ir::AttrKind::Float, v, "", "", ""});
+    return *this;
+  }
+  NodeRun& s(const std::string& n, std::string v) {
+    attrs.push_back({n, ir::AttrKind::String, std::move(v), "", "", ""});
+    return *this;
+  }
+  NodeRun& is(const std::string& n, std::vector<int64_t> v) {
+    attrs.push_back({n, ir::AttrKind::Ints, std::move(v), "", "", ""});
+    return *this;
+  }
 
   /// Runs the node and returns its outputs as tensors.
   std::vector<ir::Tensor> run() const {
@@ -39,7 +60,10 @@ struct NodeRun {
     std::vector<ir::Value*> ins;
     std::vector<std::pair<std::string, backends::RValue>> feeds;
     for (size_t k = 0; k < inputs.size(); ++k) {
-      if (!inputs[k].defined()) { ins.push_back(nullptr); continue; }
+      if (!inputs[k].defined()) {
+        ins.push_back(nullptr);
+        continue;
+      }
       ir::Value& v = g.add_value("in" + std::to_string(k));
       v.dtype = inputs[k].dtype();
       v.is_graph_input = true;
@@ -63,7 +87,9 @@ struct NodeRun {
 };
 
 template <class T>
-ir::Tensor tensor(std::vector<int64_t> dims, const std::vector<T>& v) { return ir::Tensor::from_vector<T>(std::move(dims), v); }
+ir::Tensor tensor(std::vector<int64_t> dims, const std::vector<T>& v) {
+  return ir::Tensor::from_vector<T>(std::move(dims), v);
+}
 
 /// Values of a tensor as double (any numeric dtype).
 inline std::vector<double> values(const ir::Tensor& t) {
@@ -71,8 +97,10 @@ inline std::vector<double> values(const ir::Tensor& t) {
   ir::dispatch<MCC_NUMERIC_DTYPES>(t.dtype(), "values", [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (T x : t.data<T>()) {
-      if constexpr (std::is_arithmetic_v<T>) out.push_back(static_cast<double>(x));
-      else out.push_back(static_cast<double>(static_cast<float>(x)));
+      if constexpr (std::is_arithmetic_v<T>)
+        out.push_back(static_cast<double>(x));
+      else
+        out.push_back(static_cast<double>(static_cast<float>(x)));
     }
   });
   return out;

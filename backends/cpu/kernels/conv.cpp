@@ -63,7 +63,8 @@ inline void valid_range(int64_t OW, int64_t W, int64_t s, int64_t off, int64_t& 
 }
 
 template <class T>
-void depthwise(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias, T* y) {
+void depthwise(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w,
+               const T* bias, T* y) {
   const WindowGeom& g = p.g;
   const int64_t mult = p.m / p.group, ks = g.k_size(), P = g.out_size();
   ctx.parallel_for(p.n * p.m, P * ks, [&](int64_t b, int64_t e) {
@@ -105,7 +106,8 @@ void depthwise(const KernelContext& ctx, const ConvProblem& p, const T* x, const
 }  // namespace
 
 template <class T>
-void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias, T* y) {
+void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias,
+              T* y) {
   using RM = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const WindowGeom& g = p.g;
   const int64_t cg = p.c / p.group, mg = p.m / p.group, ks = g.k_size();
@@ -116,12 +118,13 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
     return;
   }
   bool pointwise = ks == 1;
-  for (int i = 0; i < 3; ++i) pointwise = pointwise && g.stride[i] == 1 && g.pad_b[i] == 0 && g.pad_e[i] == 0;
+  for (int i = 0; i < 3; ++i)
+    pointwise = pointwise && g.stride[i] == 1 && g.pad_b[i] == 0 && g.pad_e[i] == 0;
   if (pointwise) {
     for (int64_t ni = 0; ni < p.n; ++ni)
       for (int64_t gi = 0; gi < p.group; ++gi)
-        gemm_parallel<T>(ctx, mg, P, cg, w + gi * mg * cg, cg, false, x + (ni * p.c + gi * cg) * IP, IP, false,
-                         y + (ni * p.m + gi * mg) * P, P, false);
+        gemm_parallel<T>(ctx, mg, P, cg, w + gi * mg * cg, cg, false, x + (ni * p.c + gi * cg) * IP,
+                         IP, false, y + (ni * p.m + gi * mg) * P, P, false);
     if (bias)
       ctx.parallel_for(p.n * p.m, P, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
@@ -147,7 +150,8 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
       im2col_block(g, cg, x + (ni * p.c + gi * cg) * IP, p0, cnt, col.data());
       Eigen::Map<const RM> wm(w + gi * mg * K, mg, K);
       Eigen::Map<const RM> cm(col.data(), K, cnt);
-      Eigen::Map<RM, 0, Eigen::OuterStride<>> ym(y + (ni * p.m + gi * mg) * P + p0, mg, cnt, Eigen::OuterStride<>(P));
+      Eigen::Map<RM, 0, Eigen::OuterStride<>> ym(y + (ni * p.m + gi * mg) * P + p0, mg, cnt,
+                                                 Eigen::OuterStride<>(P));
       ym.noalias() = wm * cm;
       if (bias)
         for (int64_t r = 0; r < mg; ++r) ym.row(r).array() += bias[gi * mg + r];
@@ -155,28 +159,34 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   });
 }
 
-template void conv_run<float>(const KernelContext&, const ConvProblem&, const float*, const float*, const float*, float*);
-template void conv_run<double>(const KernelContext&, const ConvProblem&, const double*, const double*, const double*,
-                               double*);
-template void conv_run<int32_t>(const KernelContext&, const ConvProblem&, const int32_t*, const int32_t*,
-                                const int32_t*, int32_t*);
+template void conv_run<float>(const KernelContext&, const ConvProblem&, const float*, const float*,
+                              const float*, float*);
+template void conv_run<double>(const KernelContext&, const ConvProblem&, const double*,
+                               const double*, const double*, double*);
+template void conv_run<int32_t>(const KernelContext&, const ConvProblem&, const int32_t*,
+                                const int32_t*, const int32_t*, int32_t*);
 
-ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group, const std::vector<int64_t>& xd,
-                         const std::vector<int64_t>& wd) {
-  if (xd.size() < 3) throw ModelError(n.describe() + ": X must have rank >= 3, got rank " + std::to_string(xd.size()));
+ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group,
+                         const std::vector<int64_t>& xd, const std::vector<int64_t>& wd) {
+  if (xd.size() < 3)
+    throw ModelError(n.describe() + ": X must have rank >= 3, got rank " +
+                     std::to_string(xd.size()));
   if (wd.size() != xd.size())
-    throw ModelError(n.describe() + ": W has rank " + std::to_string(wd.size()) + ", X has rank " + std::to_string(xd.size()));
+    throw ModelError(n.describe() + ": W has rank " + std::to_string(wd.size()) + ", X has rank " +
+                     std::to_string(xd.size()));
   std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
   if (!a.kernel_shape.empty() && a.kernel_shape != kernel)
-    throw ModelError(n.describe() + ": kernel_shape attribute does not match the weight's spatial dims");
+    throw ModelError(n.describe() +
+                     ": kernel_shape attribute does not match the weight's spatial dims");
   ConvProblem p;
   p.n = xd[0];
   p.c = xd[1];
   p.m = wd[0];
   p.group = group;
   if (group <= 0 || p.c % group != 0 || p.m % group != 0 || wd[1] * group != p.c)
-    throw ModelError(n.describe() + ": channels do not match groups: X has " + std::to_string(p.c) + " channels, W is [" +
-                     std::to_string(wd[0]) + "," + std::to_string(wd[1]) + ",...], group=" + std::to_string(group));
+    throw ModelError(n.describe() + ": channels do not match groups: X has " + std::to_string(p.c) +
+                     " channels, W is [" + std::to_string(wd[0]) + "," + std::to_string(wd[1]) +
+                     ",...], group=" + std::to_string(group));
   p.g = conv_geometry(n, a, xd, kernel, false);
   return p;
 }
@@ -211,11 +221,12 @@ Kernel make_conv(const ir::Node& node) {
         x.dtype(), n.describe() + ": Conv", [&](auto tag) {
           using T = typename decltype(tag)::type;
           if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-            conv_run<T>(ctx, p, x.data<T>().data(), w.data<T>().data(), has_b ? ctx.in(2).data<T>().data() : nullptr,
-                        y.mutable_data<T>().data());
+            conv_run<T>(ctx, p, x.data<T>().data(), w.data<T>().data(),
+                        has_b ? ctx.in(2).data<T>().data() : nullptr, y.mutable_data<T>().data());
           } else {
             const auto xf = to_compute<float, T>(x), wf = to_compute<float, T>(w);
-            const std::vector<float> bf = has_b ? to_compute<float, T>(ctx.in(2)) : std::vector<float>{};
+            const std::vector<float> bf =
+                has_b ? to_compute<float, T>(ctx.in(2)) : std::vector<float>{};
             std::vector<float> yf(static_cast<size_t>(y.numel()));
             conv_run<float>(ctx, p, xf.data(), wf.data(), has_b ? bf.data() : nullptr, yf.data());
             auto yo = y.mutable_data<T>();

@@ -36,9 +36,11 @@ std::vector<int32_t> ints_of(const ir::Node& n, const ir::Tensor& t, const char*
 std::vector<int32_t> centred_x(const ir::Node& n, const ir::Tensor& x, const ir::Tensor* zp) {
   auto v = ints_of(n, x, "x");
   if (zp) {
-    if (zp->dtype() != x.dtype()) throw ModelError(n.describe() + ": x_zero_point must have x's dtype");
+    if (zp->dtype() != x.dtype())
+      throw ModelError(n.describe() + ": x_zero_point must have x's dtype");
     const auto z = ints_of(n, *zp, "x_zero_point");
-    if (z.size() != 1) throw ModelError(n.describe() + ": x_zero_point must be a scalar (per-tensor)");
+    if (z.size() != 1)
+      throw ModelError(n.describe() + ": x_zero_point must be a scalar (per-tensor)");
     for (auto& e : v) e -= z[0];
   }
   return v;
@@ -48,15 +50,18 @@ std::vector<int32_t> centred_x(const ir::Node& n, const ir::Tensor& x, const ir:
 std::vector<int32_t> centred_w(const ir::Node& n, const ir::Tensor& w, const ir::Tensor* zp) {
   auto v = ints_of(n, w, "w");
   if (zp) {
-    if (zp->dtype() != w.dtype()) throw ModelError(n.describe() + ": w_zero_point must have w's dtype");
+    if (zp->dtype() != w.dtype())
+      throw ModelError(n.describe() + ": w_zero_point must have w's dtype");
     const auto z = ints_of(n, *zp, "w_zero_point");
     const int64_t m = w.dims()[0], per = m ? w.numel() / m : 0;
     if (z.size() == 1) {
       for (auto& e : v) e -= z[0];
     } else if (static_cast<int64_t>(z.size()) == m) {
-      for (int64_t i = 0; i < w.numel(); ++i) v[static_cast<size_t>(i)] -= z[static_cast<size_t>(i / per)];
+      for (int64_t i = 0; i < w.numel(); ++i)
+        v[static_cast<size_t>(i)] -= z[static_cast<size_t>(i / per)];
     } else {
-      throw ModelError(n.describe() + ": w_zero_point must be a scalar or have one value per output channel");
+      throw ModelError(n.describe() +
+                       ": w_zero_point must be a scalar or have one value per output channel");
     }
   }
   return v;
@@ -102,9 +107,11 @@ Kernel make_qlinear_conv(const ir::Node& node) {
     const auto xs = read_float_tensor(n, ctx.in(1), "x_scale");
     const auto ws = read_float_tensor(n, ctx.in(4), "w_scale");
     const auto ys = read_float_tensor(n, ctx.in(6), "y_scale");
-    if (xs.size() != 1 || ys.size() != 1) throw ModelError(n.describe() + ": x_scale and y_scale must be scalars");
+    if (xs.size() != 1 || ys.size() != 1)
+      throw ModelError(n.describe() + ": x_scale and y_scale must be scalars");
     if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != p.m)
-      throw ModelError(n.describe() + ": w_scale must be a scalar or have one value per output channel");
+      throw ModelError(n.describe() +
+                       ": w_scale must be a scalar or have one value per output channel");
     std::vector<int32_t> bias;
     if (ctx.has_input(8)) {
       const ir::Tensor& b = ctx.in(8);
@@ -115,22 +122,26 @@ Kernel make_qlinear_conv(const ir::Node& node) {
     }
     const ir::Tensor& yzp_t = ctx.in(7);
     std::vector<int32_t> acc(static_cast<size_t>(p.n * p.m * p.g.out_size()));
-    conv_run<int32_t>(ctx, p, xv.data(), wv.data(), bias.empty() ? nullptr : bias.data(), acc.data());
+    conv_run<int32_t>(ctx, p, xv.data(), wv.data(), bias.empty() ? nullptr : bias.data(),
+                      acc.data());
     ir::Tensor& y = ctx.alloc_output(0, yzp_t.dtype(), p.g.out_dims(p.n, p.m));
-    ir::dispatch<DType::U8, DType::I8>(yzp_t.dtype(), n.describe() + ": QLinearConv output", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto z = yzp_t.data<T>();
-      if (z.size() != 1) throw ModelError(n.describe() + ": y_zero_point must be a scalar");
-      const double yzp = z[0], lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-      const int64_t P = p.g.out_size();
-      auto out = y.mutable_data<T>();
-      for (size_t i = 0; i < acc.size(); ++i) {
-        const int64_t m = (static_cast<int64_t>(i) / P) % p.m;
-        const float scale = xs[0] * ws[ws.size() == 1 ? 0 : static_cast<size_t>(m)] / ys[0];
-        const double v = std::nearbyint(std::clamp(static_cast<double>(acc[i]) * scale + yzp, lo, hi));
-        out[i] = static_cast<T>(v);
-      }
-    });
+    ir::dispatch<DType::U8, DType::I8>(
+        yzp_t.dtype(), n.describe() + ": QLinearConv output", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          auto z = yzp_t.data<T>();
+          if (z.size() != 1) throw ModelError(n.describe() + ": y_zero_point must be a scalar");
+          const double yzp = z[0], lo = std::numeric_limits<T>::min(),
+                       hi = std::numeric_limits<T>::max();
+          const int64_t P = p.g.out_size();
+          auto out = y.mutable_data<T>();
+          for (size_t i = 0; i < acc.size(); ++i) {
+            const int64_t m = (static_cast<int64_t>(i) / P) % p.m;
+            const float scale = xs[0] * ws[ws.size() == 1 ? 0 : static_cast<size_t>(m)] / ys[0];
+            const double v =
+                std::nearbyint(std::clamp(static_cast<double>(acc[i]) * scale + yzp, lo, hi));
+            out[i] = static_cast<T>(v);
+          }
+        });
   };
 }
 

@@ -27,22 +27,25 @@ struct ConvTransposeAttrs {
 };
 
 // Geometry with `in` = the ConvTranspose input and `out` = its output.
-WindowGeom transpose_geometry(const ir::Node& n, const ConvTransposeAttrs& a, const std::vector<int64_t>& xd,
-                              const std::vector<int64_t>& kernel) {
+WindowGeom transpose_geometry(const ir::Node& n, const ConvTransposeAttrs& a,
+                              const std::vector<int64_t>& xd, const std::vector<int64_t>& kernel) {
   const int nd = static_cast<int>(xd.size()) - 2;
   if (nd < 1) throw ModelError(n.describe() + ": X must have rank >= 3");
-  if (nd > 3) throw UnsupportedError(n.describe() + ": ConvTranspose with more than 3 spatial dims is not supported");
+  if (nd > 3)
+    throw UnsupportedError(n.describe() +
+                           ": ConvTranspose with more than 3 spatial dims is not supported");
   auto check_len = [&](const std::vector<int64_t>& v, size_t want, const char* what) {
     if (!v.empty() && v.size() != want)
-      throw ModelError(n.describe() + ": " + what + " has " + std::to_string(v.size()) + " values, expected " +
-                       std::to_string(want));
+      throw ModelError(n.describe() + ": " + what + " has " + std::to_string(v.size()) +
+                       " values, expected " + std::to_string(want));
   };
   check_len(a.w.strides, nd, "strides");
   check_len(a.w.dilations, nd, "dilations");
   check_len(a.w.pads, 2 * nd, "pads");
   check_len(a.output_padding, nd, "output_padding");
   std::vector<int64_t> out_shape = a.output_shape;
-  if (out_shape.size() == static_cast<size_t>(nd) + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  if (out_shape.size() == static_cast<size_t>(nd) + 2)
+    out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
   check_len(out_shape, nd, "output_shape");
   WindowGeom g;
   g.nd = nd;
@@ -72,7 +75,9 @@ WindowGeom transpose_geometry(const ir::Node& n, const ConvTransposeAttrs& a, co
       }
       g.out[j] = full - g.pad_b[j] - g.pad_e[j];
     }
-    if (g.out[j] <= 0) throw ModelError(n.describe() + ": ConvTranspose output spatial dim " + std::to_string(i) + " would be empty");
+    if (g.out[j] <= 0)
+      throw ModelError(n.describe() + ": ConvTranspose output spatial dim " + std::to_string(i) +
+                       " would be empty");
   }
   return g;
 }
@@ -104,15 +109,15 @@ void col2im_channel(const WindowGeom& g, const T* col, int64_t P, T* y) {
 }
 
 template <class T>
-void conv_transpose_run(const KernelContext& ctx, const WindowGeom& g, int64_t N, int64_t C, int64_t M, int64_t G,
-                        const T* x, const T* w, const T* bias, T* y) {
+void conv_transpose_run(const KernelContext& ctx, const WindowGeom& g, int64_t N, int64_t C,
+                        int64_t M, int64_t G, const T* x, const T* w, const T* bias, T* y) {
   const int64_t cg = C / G, mg = M / G, ks = g.k_size(), P = g.in_size(), OP = g.out_size();
   std::vector<T> col(static_cast<size_t>(mg * ks * P));
   for (int64_t ni = 0; ni < N; ++ni)
     for (int64_t gi = 0; gi < G; ++gi) {
       // col[(m, tap), p] = sum_c W[c, m, tap] * X[c, p]: W_g is stored [cg, mg * ks].
-      gemm_parallel<T>(ctx, mg * ks, P, cg, w + gi * cg * mg * ks, mg * ks, true, x + (ni * C + gi * cg) * P, P, false,
-                       col.data(), P, false);
+      gemm_parallel<T>(ctx, mg * ks, P, cg, w + gi * cg * mg * ks, mg * ks, true,
+                       x + (ni * C + gi * cg) * P, P, false, col.data(), P, false);
       ctx.parallel_for(mg, ks * P, [&](int64_t b, int64_t e) {
         for (int64_t m = b; m < e; ++m) {
           T* yc = y + (ni * M + gi * mg + m) * OP;
@@ -146,8 +151,9 @@ Kernel make_conv_transpose(const ir::Node& node) {
       throw ModelError(n.describe() + ": X and W must have the same rank >= 3");
     const int64_t N = xd[0], C = xd[1], M = wd[1] * a.group;
     if (wd[0] != C || C % a.group != 0)
-      throw ModelError(n.describe() + ": W's first dim (" + std::to_string(wd[0]) + ") must equal X's channels (" +
-                       std::to_string(C) + ") and be divisible by group");
+      throw ModelError(n.describe() + ": W's first dim (" + std::to_string(wd[0]) +
+                       ") must equal X's channels (" + std::to_string(C) +
+                       ") and be divisible by group");
     const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
     if (!a.w.kernel_shape.empty() && a.w.kernel_shape != kernel)
       throw ModelError(n.describe() + ": kernel_shape does not match W");
@@ -172,8 +178,8 @@ Kernel make_conv_transpose(const ir::Node& node) {
             const auto xf = conv(x), wf = conv(w);
             const auto bf = has_b ? conv(ctx.in(2)) : std::vector<float>{};
             std::vector<float> yf(static_cast<size_t>(y.numel()), 0.f);
-            conv_transpose_run<float>(ctx, g, N, C, M, a.group, xf.data(), wf.data(), has_b ? bf.data() : nullptr,
-                                      yf.data());
+            conv_transpose_run<float>(ctx, g, N, C, M, a.group, xf.data(), wf.data(),
+                                      has_b ? bf.data() : nullptr, yf.data());
             auto yo = y.mutable_data<T>();
             for (size_t i = 0; i < yf.size(); ++i) yo[i] = T(yf[i]);
           }
@@ -183,6 +189,8 @@ Kernel make_conv_transpose(const ir::Node& node) {
 
 }  // namespace
 
-void register_conv_transpose(KernelRegistry& r) { r.add("ConvTranspose", 1, 0, make_conv_transpose); }
+void register_conv_transpose(KernelRegistry& r) {
+  r.add("ConvTranspose", 1, 0, make_conv_transpose);
+}
 
 }  // namespace mcc::backends::cpu

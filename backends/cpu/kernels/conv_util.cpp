@@ -21,19 +21,26 @@ WindowAttrs WindowAttrs::parse(const ir::Node& n) {
   WindowAttrs a;
   a.auto_pad = n.attr_string("auto_pad", "NOTSET");
   if (a.auto_pad.empty()) a.auto_pad = "NOTSET";
-  if (a.auto_pad != "NOTSET" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER" && a.auto_pad != "VALID")
-    throw ModelError(n.describe() + ": auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + a.auto_pad + "'");
+  if (a.auto_pad != "NOTSET" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER" &&
+      a.auto_pad != "VALID")
+    throw ModelError(n.describe() +
+                     ": auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" +
+                     a.auto_pad + "'");
   a.kernel_shape = n.attr_ints("kernel_shape");
   a.strides = n.attr_ints("strides");
   a.dilations = n.attr_ints("dilations");
   a.pads = n.attr_ints("pads");
   a.ceil_mode = n.attr_int("ceil_mode", 0) != 0;
   for (int64_t s : a.strides)
-    if (s <= 0) throw ModelError(n.describe() + ": strides must be positive, got " + dims_str(a.strides));
+    if (s <= 0)
+      throw ModelError(n.describe() + ": strides must be positive, got " + dims_str(a.strides));
   for (int64_t d : a.dilations)
-    if (d <= 0) throw ModelError(n.describe() + ": dilations must be positive, got " + dims_str(a.dilations));
+    if (d <= 0)
+      throw ModelError(n.describe() + ": dilations must be positive, got " + dims_str(a.dilations));
   for (int64_t k : a.kernel_shape)
-    if (k <= 0) throw ModelError(n.describe() + ": kernel_shape must be positive, got " + dims_str(a.kernel_shape));
+    if (k <= 0)
+      throw ModelError(n.describe() + ": kernel_shape must be positive, got " +
+                       dims_str(a.kernel_shape));
   return a;
 }
 
@@ -43,21 +50,23 @@ std::vector<int64_t> WindowGeom::out_dims(int64_t n, int64_t c) const {
   return d;
 }
 
-WindowGeom conv_geometry(const ir::Node& n, const WindowAttrs& a, const std::vector<int64_t>& x_dims,
-                         const std::vector<int64_t>& kernel, bool is_pool) {
+WindowGeom conv_geometry(const ir::Node& n, const WindowAttrs& a,
+                         const std::vector<int64_t>& x_dims, const std::vector<int64_t>& kernel,
+                         bool is_pool) {
   if (x_dims.size() < 3)
-    throw ModelError(n.describe() + ": input must have rank >= 3 (N, C, spatial...), got shape " + dims_str(x_dims));
+    throw ModelError(n.describe() + ": input must have rank >= 3 (N, C, spatial...), got shape " +
+                     dims_str(x_dims));
   const int nd = static_cast<int>(x_dims.size()) - 2;
   if (nd > 3)
     throw UnsupportedError(n.describe() + ": " + n.op_type + " with " + std::to_string(nd) +
                            " spatial dims is not supported by the cpu backend (at most 3)");
   if (static_cast<int>(kernel.size()) != nd)
-    throw ModelError(n.describe() + ": kernel has " + std::to_string(kernel.size()) + " dims, input has " +
-                     std::to_string(nd) + " spatial dims");
+    throw ModelError(n.describe() + ": kernel has " + std::to_string(kernel.size()) +
+                     " dims, input has " + std::to_string(nd) + " spatial dims");
   auto check_len = [&](const std::vector<int64_t>& v, size_t want, const char* what) {
     if (!v.empty() && v.size() != want)
-      throw ModelError(n.describe() + ": " + what + " has " + std::to_string(v.size()) + " values, expected " +
-                       std::to_string(want));
+      throw ModelError(n.describe() + ": " + what + " has " + std::to_string(v.size()) +
+                       " values, expected " + std::to_string(want));
   };
   check_len(a.strides, nd, "strides");
   check_len(a.dilations, nd, "dilations");
@@ -68,7 +77,8 @@ WindowGeom conv_geometry(const ir::Node& n, const WindowAttrs& a, const std::vec
     const int j = 3 - nd + i;
     g.in[j] = x_dims[2 + i];
     g.k[j] = kernel[i];
-    if (g.k[j] <= 0) throw ModelError(n.describe() + ": kernel dims must be positive, got " + dims_str(kernel));
+    if (g.k[j] <= 0)
+      throw ModelError(n.describe() + ": kernel dims must be positive, got " + dims_str(kernel));
     g.stride[j] = a.strides.empty() ? 1 : a.strides[i];
     g.dil[j] = a.dilations.empty() ? 1 : a.dilations[i];
     const int64_t eff = (g.k[j] - 1) * g.dil[j] + 1;
@@ -88,8 +98,10 @@ WindowGeom conv_geometry(const ir::Node& n, const WindowAttrs& a, const std::vec
       }
       const int64_t span = in + g.pad_b[j] + g.pad_e[j] - eff;
       if (span < 0)
-        throw ModelError(n.describe() + ": the window (" + std::to_string(eff) + ") is larger than the padded input (" +
-                         std::to_string(in + g.pad_b[j] + g.pad_e[j]) + ") on spatial dim " + std::to_string(i));
+        throw ModelError(n.describe() + ": the window (" + std::to_string(eff) +
+                         ") is larger than the padded input (" +
+                         std::to_string(in + g.pad_b[j] + g.pad_e[j]) + ") on spatial dim " +
+                         std::to_string(i));
       if (is_pool && a.ceil_mode) {
         g.out[j] = (span + s - 1) / s + 1;
         // The last window must start inside the input or the begin padding.
@@ -99,14 +111,16 @@ WindowGeom conv_geometry(const ir::Node& n, const WindowAttrs& a, const std::vec
       }
     }
     if (g.out[j] <= 0)
-      throw ModelError(n.describe() + ": output spatial dim " + std::to_string(i) + " would be empty");
+      throw ModelError(n.describe() + ": output spatial dim " + std::to_string(i) +
+                       " would be empty");
   }
   return g;
 }
 
 template <class T>
-void gemm_parallel(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
-                   bool trans_a, const T* B, int64_t ldb, bool trans_b, T* C, int64_t ldc, bool accumulate) {
+void gemm_parallel(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const T* A,
+                   int64_t lda, bool trans_a, const T* B, int64_t ldb, bool trans_b, T* C,
+                   int64_t ldc, bool accumulate) {
   using RM = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using CMap = Eigen::Map<const RM, 0, Eigen::OuterStride<>>;
   using OMap = Eigen::Map<RM, 0, Eigen::OuterStride<>>;
@@ -121,18 +135,24 @@ void gemm_parallel(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, co
     const int64_t mr = r1 - r0, nc = c1 - c0;
     OMap Cm(C + r0 * ldc + c0, mr, nc, Eigen::OuterStride<>(ldc));
     auto run = [&](const auto& a, const auto& b) {
-      if (accumulate) Cm.noalias() += a * b;
-      else Cm.noalias() = a * b;
+      if (accumulate)
+        Cm.noalias() += a * b;
+      else
+        Cm.noalias() = a * b;
     };
     const T* a0 = trans_a ? A + r0 : A + r0 * lda;
     const T* b0 = trans_b ? B + c0 * ldb : B + c0;
-    if (!trans_a && !trans_b) run(CMap(a0, mr, K, Eigen::OuterStride<>(lda)), CMap(b0, K, nc, Eigen::OuterStride<>(ldb)));
+    if (!trans_a && !trans_b)
+      run(CMap(a0, mr, K, Eigen::OuterStride<>(lda)), CMap(b0, K, nc, Eigen::OuterStride<>(ldb)));
     else if (trans_a && !trans_b)
-      run(CMap(a0, K, mr, Eigen::OuterStride<>(lda)).transpose(), CMap(b0, K, nc, Eigen::OuterStride<>(ldb)));
+      run(CMap(a0, K, mr, Eigen::OuterStride<>(lda)).transpose(),
+          CMap(b0, K, nc, Eigen::OuterStride<>(ldb)));
     else if (!trans_a && trans_b)
-      run(CMap(a0, mr, K, Eigen::OuterStride<>(lda)), CMap(b0, nc, K, Eigen::OuterStride<>(ldb)).transpose());
+      run(CMap(a0, mr, K, Eigen::OuterStride<>(lda)),
+          CMap(b0, nc, K, Eigen::OuterStride<>(ldb)).transpose());
     else
-      run(CMap(a0, K, mr, Eigen::OuterStride<>(lda)).transpose(), CMap(b0, nc, K, Eigen::OuterStride<>(ldb)).transpose());
+      run(CMap(a0, K, mr, Eigen::OuterStride<>(lda)).transpose(),
+          CMap(b0, nc, K, Eigen::OuterStride<>(ldb)).transpose());
   };
   const int64_t threads = std::max(1, ctx.num_threads());
   const bool split_rows = M >= N;
@@ -144,23 +164,31 @@ void gemm_parallel(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, co
     for (int64_t i = b; i < e; ++i) {
       const int64_t lo = i * step, hi = std::min(dim, lo + step);
       if (lo >= hi) continue;
-      if (split_rows) block(lo, hi, 0, N);
-      else block(0, M, lo, hi);
+      if (split_rows)
+        block(lo, hi, 0, N);
+      else
+        block(0, M, lo, hi);
     }
   });
 }
 
-template void gemm_parallel<float>(const KernelContext&, int64_t, int64_t, int64_t, const float*, int64_t, bool,
-                                   const float*, int64_t, bool, float*, int64_t, bool);
-template void gemm_parallel<double>(const KernelContext&, int64_t, int64_t, int64_t, const double*, int64_t, bool,
-                                    const double*, int64_t, bool, double*, int64_t, bool);
-template void gemm_parallel<int32_t>(const KernelContext&, int64_t, int64_t, int64_t, const int32_t*, int64_t, bool,
-                                     const int32_t*, int64_t, bool, int32_t*, int64_t, bool);
-template void gemm_parallel<int64_t>(const KernelContext&, int64_t, int64_t, int64_t, const int64_t*, int64_t, bool,
-                                     const int64_t*, int64_t, bool, int64_t*, int64_t, bool);
-template void gemm_parallel<uint32_t>(const KernelContext&, int64_t, int64_t, int64_t, const uint32_t*, int64_t,
-                                      bool, const uint32_t*, int64_t, bool, uint32_t*, int64_t, bool);
-template void gemm_parallel<uint64_t>(const KernelContext&, int64_t, int64_t, int64_t, const uint64_t*, int64_t,
-                                      bool, const uint64_t*, int64_t, bool, uint64_t*, int64_t, bool);
+template void gemm_parallel<float>(const KernelContext&, int64_t, int64_t, int64_t, const float*,
+                                   int64_t, bool, const float*, int64_t, bool, float*, int64_t,
+                                   bool);
+template void gemm_parallel<double>(const KernelContext&, int64_t, int64_t, int64_t, const double*,
+                                    int64_t, bool, const double*, int64_t, bool, double*, int64_t,
+                                    bool);
+template void gemm_parallel<int32_t>(const KernelContext&, int64_t, int64_t, int64_t,
+                                     const int32_t*, int64_t, bool, const int32_t*, int64_t, bool,
+                                     int32_t*, int64_t, bool);
+template void gemm_parallel<int64_t>(const KernelContext&, int64_t, int64_t, int64_t,
+                                     const int64_t*, int64_t, bool, const int64_t*, int64_t, bool,
+                                     int64_t*, int64_t, bool);
+template void gemm_parallel<uint32_t>(const KernelContext&, int64_t, int64_t, int64_t,
+                                      const uint32_t*, int64_t, bool, const uint32_t*, int64_t,
+                                      bool, uint32_t*, int64_t, bool);
+template void gemm_parallel<uint64_t>(const KernelContext&, int64_t, int64_t, int64_t,
+                                      const uint64_t*, int64_t, bool, const uint64_t*, int64_t,
+                                      bool, uint64_t*, int64_t, bool);
 
 }  // namespace mcc::backends::cpu

@@ -21,7 +21,7 @@ struct WindowAttrs {
 
 /// Geometry of one windowed op, 1-3 spatial dims padded to 3 (leading dims of size 1).
 struct WindowGeom {
-  int nd = 0;                                  // spatial dims of the model tensor
+  int nd = 0;  // spatial dims of the model tensor
   std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, out{1, 1, 1};
   std::array<int64_t, 3> stride{1, 1, 1}, dil{1, 1, 1}, pad_b{0, 0, 0}, pad_e{0, 0, 0};
   int64_t in_size() const { return in[0] * in[1] * in[2]; }
@@ -33,8 +33,9 @@ struct WindowGeom {
 
 /// Computes the geometry of Conv / pooling: output size from pads or auto_pad (SAME_UPPER,
 /// SAME_LOWER, VALID), ceil_mode for pools. `kernel` is the spatial kernel shape.
-WindowGeom conv_geometry(const ir::Node& n, const WindowAttrs& a, const std::vector<int64_t>& x_dims,
-                         const std::vector<int64_t>& kernel, bool is_pool);
+WindowGeom conv_geometry(const ir::Node& n, const WindowAttrs& a,
+                         const std::vector<int64_t>& x_dims, const std::vector<int64_t>& kernel,
+                         bool is_pool);
 
 /// Conv problem: X (N, C, in...), W (M, C/G, k...), optional bias (M), Y (N, M, out...).
 struct ConvProblem {
@@ -44,19 +45,21 @@ struct ConvProblem {
 
 /// Validates X/W dims against group and kernel_shape and computes the geometry (ModelError
 /// naming the node on mismatch).
-ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group, const std::vector<int64_t>& x_dims,
-                         const std::vector<int64_t>& w_dims);
+ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group,
+                         const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims);
 
 /// Runs the conv with T in {float, double, int32_t}; x/w/y are contiguous NC(DHW), bias may be
 /// null. Padded taps read 0 (integer convs subtract zero points first, so 0 is right there too).
 template <class T>
-void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias, T* y);
+void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias,
+              T* y);
 
 /// Row-major C[M,N] = A[M,K] * B[K,N] (+ C when accumulate), split over blocks of the larger
 /// output dim across the pool. lda/ldb/ldc are row strides; trans flags read A/B transposed
 /// (A stored [K,M] / B stored [N,K]).
 template <class T>
-void gemm_parallel(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
-                   bool trans_a, const T* B, int64_t ldb, bool trans_b, T* C, int64_t ldc, bool accumulate);
+void gemm_parallel(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const T* A,
+                   int64_t lda, bool trans_a, const T* B, int64_t ldb, bool trans_b, T* C,
+                   int64_t ldc, bool accumulate);
 
 }  // namespace mcc::backends::cpu

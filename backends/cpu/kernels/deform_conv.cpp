@@ -23,13 +23,16 @@ A bilinear(const A* plane, int64_t H, int64_t W, A h, A w) {
   const A hf = std::floor(h), wf = std::floor(w);
   const auto h0 = static_cast<int64_t>(hf), w0 = static_cast<int64_t>(wf);
   const A lh = h - hf, lw = w - wf;
-  auto at = [&](int64_t y, int64_t x) { return (y >= 0 && y < H && x >= 0 && x < W) ? plane[y * W + x] : A(0); };
-  return (1 - lh) * ((1 - lw) * at(h0, w0) + lw * at(h0, w0 + 1)) + lh * ((1 - lw) * at(h0 + 1, w0) + lw * at(h0 + 1, w0 + 1));
+  auto at = [&](int64_t y, int64_t x) {
+    return (y >= 0 && y < H && x >= 0 && x < W) ? plane[y * W + x] : A(0);
+  };
+  return (1 - lh) * ((1 - lw) * at(h0, w0) + lw * at(h0, w0 + 1)) +
+         lh * ((1 - lw) * at(h0 + 1, w0) + lw * at(h0 + 1, w0 + 1));
 }
 
 template <class A>
-void deform_conv_run(const KernelContext& ctx, const ConvProblem& p, int64_t offset_group, const A* x, const A* w,
-                     const A* offset, const A* mask, const A* bias, A* y) {
+void deform_conv_run(const KernelContext& ctx, const ConvProblem& p, int64_t offset_group,
+                     const A* x, const A* w, const A* offset, const A* mask, const A* bias, A* y) {
   const WindowGeom& g = p.g;
   const int64_t C = p.c, M = p.m, G = p.group, cg = C / G, mg = M / G;
   const int64_t H = g.in[1], W = g.in[2], KH = g.k[1], KW = g.k[2], ks = KH * KW;
@@ -51,7 +54,8 @@ void deform_conv_run(const KernelContext& ctx, const ConvProblem& p, int64_t off
               for (int64_t j = 0; j < OW; ++j) {
                 const int64_t q = i * OW + j;
                 const A h = static_cast<A>(i * g.stride[1] - g.pad_b[1] + kh * g.dil[1]) + off_h[q];
-                const A wv = static_cast<A>(j * g.stride[2] - g.pad_b[2] + kw * g.dil[2]) + off_w[q];
+                const A wv =
+                    static_cast<A>(j * g.stride[2] - g.pad_b[2] + kw * g.dil[2]) + off_w[q];
                 A v = bilinear(plane, H, W, h, wv);
                 if (mk) v *= mk[q];
                 dst[q] = v;
@@ -60,8 +64,9 @@ void deform_conv_run(const KernelContext& ctx, const ConvProblem& p, int64_t off
       }
     });
     for (int64_t gi = 0; gi < G; ++gi)
-      gemm_parallel<A>(ctx, mg, P, cg * ks, w + gi * mg * cg * ks, cg * ks, false, col.data() + gi * cg * ks * P, P,
-                       false, y + (ni * M + gi * mg) * P, P, false);
+      gemm_parallel<A>(ctx, mg, P, cg * ks, w + gi * mg * cg * ks, cg * ks, false,
+                       col.data() + gi * cg * ks * P, P, false, y + (ni * M + gi * mg) * P, P,
+                       false);
     if (bias)
       for (int64_t m = 0; m < M; ++m)
         for (int64_t q = 0; q < P; ++q) y[(ni * M + m) * P + q] += bias[m];
@@ -78,16 +83,22 @@ Kernel make_deform_conv(const ir::Node& node) {
     const ir::Tensor& w = ctx.in(1);
     const ir::Tensor& off = ctx.in(2);
     if (x.rank() != 4)
-      throw UnsupportedError(n.describe() + ": DeformConv supports 2-D inputs (rank 4) only, got rank " + std::to_string(x.rank()));
+      throw UnsupportedError(n.describe() +
+                             ": DeformConv supports 2-D inputs (rank 4) only, got rank " +
+                             std::to_string(x.rank()));
     const ConvProblem p = conv_problem(n, attrs, group, x.dims(), w.dims());
     const int64_t ks = p.g.k_size();
-    if (p.c % offset_group != 0) throw ModelError(n.describe() + ": channels must be divisible by offset_group");
+    if (p.c % offset_group != 0)
+      throw ModelError(n.describe() + ": channels must be divisible by offset_group");
     if (off.dims() != std::vector<int64_t>{p.n, offset_group * ks * 2, p.g.out[1], p.g.out[2]})
-      throw ModelError(n.describe() + ": offset shape does not match offset_group, kernel and output size");
+      throw ModelError(n.describe() +
+                       ": offset shape does not match offset_group, kernel and output size");
     const bool has_b = ctx.has_input(3), has_m = ctx.has_input(4);
-    if (has_b && ctx.in(3).numel() != p.m) throw ModelError(n.describe() + ": B must have one value per output channel");
+    if (has_b && ctx.in(3).numel() != p.m)
+      throw ModelError(n.describe() + ": B must have one value per output channel");
     if (has_m && ctx.in(4).numel() != p.n * offset_group * ks * p.g.out_size())
-      throw ModelError(n.describe() + ": mask shape does not match offset_group, kernel and output size");
+      throw ModelError(n.describe() +
+                       ": mask shape does not match offset_group, kernel and output size");
     for (size_t i = 1; i < 5; ++i)
       if (ctx.has_input(i) && ctx.in(i).dtype() != x.dtype())
         throw ModelError(n.describe() + ": all inputs must have X's dtype");
@@ -105,8 +116,8 @@ Kernel make_deform_conv(const ir::Node& node) {
       const auto bv = has_b ? view(ctx.in(3)) : std::vector<A>{};
       const auto mv = has_m ? view(ctx.in(4)) : std::vector<A>{};
       std::vector<A> yv(static_cast<size_t>(y.numel()));
-      deform_conv_run<A>(ctx, p, offset_group, xv.data(), wv.data(), ov.data(), has_m ? mv.data() : nullptr,
-                         has_b ? bv.data() : nullptr, yv.data());
+      deform_conv_run<A>(ctx, p, offset_group, xv.data(), wv.data(), ov.data(),
+                         has_m ? mv.data() : nullptr, has_b ? bv.data() : nullptr, yv.data());
       auto yo = y.mutable_data<T>();
       for (size_t i = 0; i < yv.size(); ++i) yo[i] = static_cast<T>(yv[i]);
     });

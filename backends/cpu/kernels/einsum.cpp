@@ -43,15 +43,20 @@ Equation parse_equation(const ir::Node& n, const std::string& eq) {
   size_t start = 0;
   while (true) {
     const auto comma = lhs.find(',', start);
-    e.inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    e.inputs.push_back(
+        lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
   auto check = [&](const std::string& t) {
     for (size_t i = 0; i < t.size(); ++i) {
-      if (t.compare(i, 3, "...") == 0) { i += 2; continue; }
+      if (t.compare(i, 3, "...") == 0) {
+        i += 2;
+        continue;
+      }
       if (!std::isalpha(static_cast<unsigned char>(t[i])))
-        throw ModelError(n.describe() + ": invalid character '" + std::string(1, t[i]) + "' in einsum equation '" + eq + "'");
+        throw ModelError(n.describe() + ": invalid character '" + std::string(1, t[i]) +
+                         "' in einsum equation '" + eq + "'");
     }
   };
   for (const auto& t : e.inputs) check(t);
@@ -60,12 +65,14 @@ Equation parse_equation(const ir::Node& n, const std::string& eq) {
 }
 
 // Labels of a term for an operand of `rank` dims; ellipsis dims are right-aligned within `ell`.
-std::vector<int> term_labels(const ir::Node& n, const std::string& t, int64_t rank, int64_t& ell_rank) {
+std::vector<int> term_labels(const ir::Node& n, const std::string& t, int64_t rank,
+                             int64_t& ell_rank) {
   std::vector<int> letters;
   int64_t ell_pos = -1;
   for (size_t i = 0; i < t.size(); ++i) {
     if (t.compare(i, 3, "...") == 0) {
-      if (ell_pos >= 0) throw ModelError(n.describe() + ": more than one ellipsis in an einsum term");
+      if (ell_pos >= 0)
+        throw ModelError(n.describe() + ": more than one ellipsis in an einsum term");
       ell_pos = static_cast<int64_t>(letters.size());
       i += 2;
     } else {
@@ -75,15 +82,18 @@ std::vector<int> term_labels(const ir::Node& n, const std::string& t, int64_t ra
   const auto nl = static_cast<int64_t>(letters.size());
   if (ell_pos < 0) {
     if (nl != rank)
-      throw ModelError(n.describe() + ": einsum term '" + t + "' has " + std::to_string(nl) + " subscripts for a rank-" +
-                       std::to_string(rank) + " input");
+      throw ModelError(n.describe() + ": einsum term '" + t + "' has " + std::to_string(nl) +
+                       " subscripts for a rank-" + std::to_string(rank) + " input");
     ell_rank = 0;
     return letters;
   }
-  if (nl > rank) throw ModelError(n.describe() + ": einsum term '" + t + "' has more subscripts than the input's rank");
+  if (nl > rank)
+    throw ModelError(n.describe() + ": einsum term '" + t +
+                     "' has more subscripts than the input's rank");
   ell_rank = rank - nl;
   std::vector<int> out(letters.begin(), letters.begin() + ell_pos);
-  for (int64_t j = 0; j < ell_rank; ++j) out.push_back(-1 - static_cast<int>(j));  // fixed up once max ellipsis known
+  for (int64_t j = 0; j < ell_rank; ++j)
+    out.push_back(-1 - static_cast<int>(j));  // fixed up once max ellipsis known
   out.insert(out.end(), letters.begin() + ell_pos, letters.end());
   return out;
 }
@@ -96,8 +106,8 @@ struct Operand {
 };
 
 template <class A>
-Operand<A> materialize(const Operand<A>& x, const std::vector<int64_t>& strides, std::vector<int> labels,
-                       std::vector<int64_t> dims) {
+Operand<A> materialize(const Operand<A>& x, const std::vector<int64_t>& strides,
+                       std::vector<int> labels, std::vector<int64_t> dims) {
   Operand<A> r;
   r.labels = std::move(labels);
   r.dims = std::move(dims);
@@ -124,7 +134,8 @@ Operand<A> diagonal(const ir::Node& n, Operand<A> x) {
       strides.push_back(cs[i]);
     } else {
       const auto k = static_cast<size_t>(it - labels.begin());
-      if (dims[k] != x.dims[i]) throw ModelError(n.describe() + ": einsum repeated subscript with different dims");
+      if (dims[k] != x.dims[i])
+        throw ModelError(n.describe() + ": einsum repeated subscript with different dims");
       strides[k] += cs[i];
     }
   }
@@ -134,7 +145,8 @@ Operand<A> diagonal(const ir::Node& n, Operand<A> x) {
 
 // x with its dims in `order` (every label of x must appear; others broadcast), sized per `size`.
 template <class A>
-Operand<A> permute(const Operand<A>& x, const std::vector<int>& order, const std::map<int, int64_t>& size) {
+Operand<A> permute(const Operand<A>& x, const std::vector<int>& order,
+                   const std::map<int, int64_t>& size) {
   bool same = order == x.labels;
   for (size_t i = 0; same && i < order.size(); ++i) same = x.dims[i] == size.at(order[i]);
   if (same) return x;
@@ -144,7 +156,10 @@ Operand<A> permute(const Operand<A>& x, const std::vector<int>& order, const std
     const auto it = std::find(x.labels.begin(), x.labels.end(), l);
     const int64_t want = size.at(l);
     dims.push_back(want);
-    if (it == x.labels.end()) { strides.push_back(0); continue; }
+    if (it == x.labels.end()) {
+      strides.push_back(0);
+      continue;
+    }
     const auto k = static_cast<size_t>(it - x.labels.begin());
     strides.push_back(x.dims[k] == 1 && want != 1 ? 0 : cs[k]);
   }
@@ -155,7 +170,8 @@ Operand<A> permute(const Operand<A>& x, const std::vector<int>& order, const std
 template <class A>
 Operand<A> sum_out(const Operand<A>& x, const std::vector<int>& keep) {
   std::vector<int> kept, summed;
-  for (int l : x.labels) (std::find(keep.begin(), keep.end(), l) != keep.end() ? kept : summed).push_back(l);
+  for (int l : x.labels)
+    (std::find(keep.begin(), keep.end(), l) != keep.end() ? kept : summed).push_back(l);
   if (summed.empty()) return x;
   std::vector<int> order = kept;
   order.insert(order.end(), summed.begin(), summed.end());
@@ -178,15 +194,19 @@ Operand<A> sum_out(const Operand<A>& x, const std::vector<int>& keep) {
   return r;
 }
 
-bool contains(const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); }
+bool contains(const std::vector<int>& v, int l) {
+  return std::find(v.begin(), v.end(), l) != v.end();
+}
 
 template <class A>
-Operand<A> contract(const KernelContext& ctx, const Operand<A>& a, const Operand<A>& b, const std::vector<int>& keep,
-                    const std::map<int, int64_t>& size) {
+Operand<A> contract(const KernelContext& ctx, const Operand<A>& a, const Operand<A>& b,
+                    const std::vector<int>& keep, const std::map<int, int64_t>& size) {
   std::vector<int> batch, ka, kb, kc;  // batch, a-only, b-only, contracted
   for (int l : a.labels) {
-    if (contains(b.labels, l)) (contains(keep, l) ? batch : kc).push_back(l);
-    else ka.push_back(l);
+    if (contains(b.labels, l))
+      (contains(keep, l) ? batch : kc).push_back(l);
+    else
+      ka.push_back(l);
   }
   for (int l : b.labels)
     if (!contains(a.labels, l)) kb.push_back(l);
@@ -209,8 +229,8 @@ Operand<A> contract(const KernelContext& ctx, const Operand<A>& a, const Operand
   for (int l : r.labels) r.dims.push_back(size.at(l));
   r.data.assign(static_cast<size_t>(B * M * N), A(0));
   for (int64_t i = 0; i < B; ++i)
-    gemm_parallel<A>(ctx, M, N, K, pa.data.data() + i * M * K, K, false, pb.data.data() + i * K * N, N, false,
-                     r.data.data() + i * M * N, N, false);
+    gemm_parallel<A>(ctx, M, N, K, pa.data.data() + i * M * K, K, false, pb.data.data() + i * K * N,
+                     N, false, r.data.data() + i * M * N, N, false);
   return r;
 }
 
@@ -224,15 +244,18 @@ Kernel make_einsum(const ir::Node& node) {
   return [eq, eq_text](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     if (eq.inputs.size() != ctx.num_inputs())
-      throw ModelError(n.describe() + ": einsum equation '" + eq_text + "' has " + std::to_string(eq.inputs.size()) +
-                       " terms for " + std::to_string(ctx.num_inputs()) + " inputs");
+      throw ModelError(n.describe() + ": einsum equation '" + eq_text + "' has " +
+                       std::to_string(eq.inputs.size()) + " terms for " +
+                       std::to_string(ctx.num_inputs()) + " inputs");
     const ir::DType dt = ctx.in(0).dtype();
     std::vector<std::vector<int>> labels(eq.inputs.size());
     int64_t max_ell = 0;
     std::vector<int64_t> ell_ranks(eq.inputs.size());
     for (size_t i = 0; i < eq.inputs.size(); ++i) {
-      if (ctx.in(i).dtype() != dt) throw ModelError(n.describe() + ": einsum inputs must share one dtype");
-      labels[i] = term_labels(n, eq.inputs[i], static_cast<int64_t>(ctx.in(i).rank()), ell_ranks[i]);
+      if (ctx.in(i).dtype() != dt)
+        throw ModelError(n.describe() + ": einsum inputs must share one dtype");
+      labels[i] =
+          term_labels(n, eq.inputs[i], static_cast<int64_t>(ctx.in(i).rank()), ell_ranks[i]);
       max_ell = std::max(max_ell, ell_ranks[i]);
     }
     // Ellipsis dims right-aligned against the widest ellipsis.
@@ -246,26 +269,31 @@ Kernel make_einsum(const ir::Node& node) {
         const int l = labels[i][k];
         const int64_t d = ctx.in(i).dims()[k];
         auto it = size.find(l);
-        if (it == size.end() || it->second == 1) size[l] = d;
+        if (it == size.end() || it->second == 1)
+          size[l] = d;
         else if (d != 1 && d != it->second)
-          throw ModelError(n.describe() + ": einsum subscript dims do not match (" + std::to_string(d) + " vs " +
-                           std::to_string(it->second) + ")");
+          throw ModelError(n.describe() + ": einsum subscript dims do not match (" +
+                           std::to_string(d) + " vs " + std::to_string(it->second) + ")");
         ++count[l];
       }
     std::vector<int> out_labels;
     if (eq.explicit_output) {
       for (size_t i = 0; i < eq.output.size(); ++i) {
         if (eq.output.compare(i, 3, "...") == 0) {
-          for (int64_t j = 0; j < max_ell; ++j) out_labels.push_back(kEllipsisLabel + static_cast<int>(j));
+          for (int64_t j = 0; j < max_ell; ++j)
+            out_labels.push_back(kEllipsisLabel + static_cast<int>(j));
           i += 2;
         } else {
           const int l = static_cast<unsigned char>(eq.output[i]);
-          if (!size.count(l)) throw ModelError(n.describe() + ": einsum output subscript '" + std::string(1, eq.output[i]) + "' is not in any input");
+          if (!size.count(l))
+            throw ModelError(n.describe() + ": einsum output subscript '" +
+                             std::string(1, eq.output[i]) + "' is not in any input");
           out_labels.push_back(l);
         }
       }
     } else {
-      for (int64_t j = 0; j < max_ell; ++j) out_labels.push_back(kEllipsisLabel + static_cast<int>(j));
+      for (int64_t j = 0; j < max_ell; ++j)
+        out_labels.push_back(kEllipsisLabel + static_cast<int>(j));
       for (const auto& [l, c] : count)
         if (l < kEllipsisLabel && c == 1) out_labels.push_back(l);
     }
@@ -280,8 +308,10 @@ Kernel make_einsum(const ir::Node& node) {
         const auto d = ctx.in(i).data<T>();
         ops[i].data.resize(d.size());
         for (size_t k = 0; k < d.size(); ++k) {
-          if constexpr (std::is_arithmetic_v<T>) ops[i].data[k] = static_cast<A>(d[k]);
-          else ops[i].data[k] = static_cast<A>(static_cast<float>(d[k]));
+          if constexpr (std::is_arithmetic_v<T>)
+            ops[i].data[k] = static_cast<A>(d[k]);
+          else
+            ops[i].data[k] = static_cast<A>(static_cast<float>(d[k]));
         }
         ops[i].labels = labels[i];
         ops[i].dims = ctx.in(i).dims();
@@ -290,7 +320,8 @@ Kernel make_einsum(const ir::Node& node) {
       // Labels still needed after operand i: the output's and those of later operands.
       auto needed_after = [&](size_t i) {
         std::vector<int> keep = out_labels;
-        for (size_t j = i + 1; j < ops.size(); ++j) keep.insert(keep.end(), ops[j].labels.begin(), ops[j].labels.end());
+        for (size_t j = i + 1; j < ops.size(); ++j)
+          keep.insert(keep.end(), ops[j].labels.begin(), ops[j].labels.end());
         return keep;
       };
       auto needed_besides = [&](size_t i, const Operand<A>& cur) {
@@ -307,8 +338,10 @@ Kernel make_einsum(const ir::Node& node) {
       acc = permute(acc, out_labels, size);
       auto o = y.mutable_data<T>();
       for (size_t k = 0; k < o.size(); ++k) {
-        if constexpr (std::is_arithmetic_v<T>) o[k] = static_cast<T>(acc.data[k]);
-        else o[k] = T(static_cast<float>(acc.data[k]));
+        if constexpr (std::is_arithmetic_v<T>)
+          o[k] = static_cast<T>(acc.data[k]);
+        else
+          o[k] = T(static_cast<float>(acc.data[k]));
       }
     });
   };

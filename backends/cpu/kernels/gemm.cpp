@@ -34,8 +34,10 @@ std::vector<A> to_vec(const ir::Tensor& t) {
   auto d = t.data<T>();
   std::vector<A> v(d.size());
   for (size_t i = 0; i < d.size(); ++i) {
-    if constexpr (std::is_arithmetic_v<T>) v[i] = static_cast<A>(d[i]);
-    else v[i] = static_cast<A>(static_cast<float>(d[i]));
+    if constexpr (std::is_arithmetic_v<T>)
+      v[i] = static_cast<A>(d[i]);
+    else
+      v[i] = static_cast<A>(static_cast<float>(d[i]));
   }
   return v;
 }
@@ -46,8 +48,12 @@ struct ComputeView {
   std::vector<A> owned;
   const A* ptr = nullptr;
   explicit ComputeView(const ir::Tensor& t) {
-    if constexpr (std::is_same_v<A, T>) ptr = t.data<T>().data();
-    else { owned = to_vec<A, T>(t); ptr = owned.data(); }
+    if constexpr (std::is_same_v<A, T>)
+      ptr = t.data<T>().data();
+    else {
+      owned = to_vec<A, T>(t);
+      ptr = owned.data();
+    }
   }
 };
 
@@ -61,7 +67,7 @@ std::string dims_str(const std::vector<int64_t>& v) {
 
 struct MatMulShape {
   int64_t M = 1, N = 1, K = 1;
-  std::vector<int64_t> batch;                      // broadcast batch dims
+  std::vector<int64_t> batch;                             // broadcast batch dims
   std::vector<int64_t> a_batch_strides, b_batch_strides;  // in matrices, per batch dim
   std::vector<int64_t> out_dims;
   int64_t batch_count = 1;
@@ -69,7 +75,8 @@ struct MatMulShape {
 };
 
 MatMulShape matmul_shape(const ir::Node& n, std::vector<int64_t> a, std::vector<int64_t> b) {
-  if (a.empty() || b.empty()) throw ModelError(n.describe() + ": MatMul operands must have rank >= 1");
+  if (a.empty() || b.empty())
+    throw ModelError(n.describe() + ": MatMul operands must have rank >= 1");
   const bool a1 = a.size() == 1, b1 = b.size() == 1;
   if (a1) a.insert(a.begin(), 1);
   if (b1) b.push_back(1);
@@ -78,7 +85,8 @@ MatMulShape matmul_shape(const ir::Node& n, std::vector<int64_t> a, std::vector<
   s.K = a.back();
   s.N = b.back();
   if (b[b.size() - 2] != s.K)
-    throw ModelError(n.describe() + ": MatMul inner dims differ: A " + dims_str(a) + ", B " + dims_str(b));
+    throw ModelError(n.describe() + ": MatMul inner dims differ: A " + dims_str(a) + ", B " +
+                     dims_str(b));
   std::vector<int64_t> ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
   s.batch = broadcast_shapes(n, ab, bb);
   s.a_batch_strides = broadcast_strides(ab, s.batch);
@@ -124,14 +132,16 @@ void matmul_run(const KernelContext& ctx, const MatMulShape& s, const A* a, cons
       for (int64_t i = lo; i < hi; ++i) {
         int64_t oa, ob;
         offsets(i, oa, ob);
-        gemm_parallel<A>(ctx, M, N, K, a + oa * M * K, K, false, b + ob * K * N, N, false, y + i * M * N, N, false);
+        gemm_parallel<A>(ctx, M, N, K, a + oa * M * K, K, false, b + ob * K * N, N, false,
+                         y + i * M * N, N, false);
       }
     });
   } else {
     for (int64_t i = 0; i < s.batch_count; ++i) {
       int64_t oa, ob;
       offsets(i, oa, ob);
-      gemm_parallel<A>(ctx, M, N, K, a + oa * M * K, K, false, b + ob * K * N, N, false, y + i * M * N, N, false);
+      gemm_parallel<A>(ctx, M, N, K, a + oa * M * K, K, false, b + ob * K * N, N, false,
+                       y + i * M * N, N, false);
     }
   }
 }
@@ -146,22 +156,23 @@ void matmul_kernel(KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   const ir::Tensor& a = ctx.in(0);
   const ir::Tensor& b = ctx.in(1);
-  if (a.dtype() != b.dtype()) throw ModelError(n.describe() + ": MatMul operands must have the same dtype");
+  if (a.dtype() != b.dtype())
+    throw ModelError(n.describe() + ": MatMul operands must have the same dtype");
   const MatMulShape s = matmul_shape(n, a.dims(), b.dims());
   ir::Tensor& y = ctx.alloc_output(0, a.dtype(), s.out_dims);
-  ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32, DType::U64>(
-      a.dtype(), n.describe() + ": MatMul", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using A = compute_t<T>;
-        ComputeView<A, T> av(a), bv(b);
-        if constexpr (std::is_same_v<A, T>) {
-          matmul_run<A>(ctx, s, av.ptr, bv.ptr, y.mutable_data<T>().data());
-        } else {
-          std::vector<A> yv(static_cast<size_t>(y.numel()));
-          matmul_run<A>(ctx, s, av.ptr, bv.ptr, yv.data());
-          store<T>(y, yv);
-        }
-      });
+  ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32,
+               DType::U64>(a.dtype(), n.describe() + ": MatMul", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = compute_t<T>;
+    ComputeView<A, T> av(a), bv(b);
+    if constexpr (std::is_same_v<A, T>) {
+      matmul_run<A>(ctx, s, av.ptr, bv.ptr, y.mutable_data<T>().data());
+    } else {
+      std::vector<A> yv(static_cast<size_t>(y.numel()));
+      matmul_run<A>(ctx, s, av.ptr, bv.ptr, yv.data());
+      store<T>(y, yv);
+    }
+  });
 }
 
 // ------------------------------------------------------------------ Gemm
@@ -174,11 +185,15 @@ Kernel make_gemm(const ir::Node& node) {
     const ir::Tensor& a = ctx.in(0);
     const ir::Tensor& b = ctx.in(1);
     if (a.rank() != 2 || b.rank() != 2)
-      throw ModelError(n.describe() + ": Gemm needs 2-D A and B, got " + dims_str(a.dims()) + " and " + dims_str(b.dims()));
-    if (a.dtype() != b.dtype()) throw ModelError(n.describe() + ": Gemm A and B must have the same dtype");
+      throw ModelError(n.describe() + ": Gemm needs 2-D A and B, got " + dims_str(a.dims()) +
+                       " and " + dims_str(b.dims()));
+    if (a.dtype() != b.dtype())
+      throw ModelError(n.describe() + ": Gemm A and B must have the same dtype");
     const int64_t M = ta ? a.dims()[1] : a.dims()[0], K = ta ? a.dims()[0] : a.dims()[1];
     const int64_t N = tb ? b.dims()[0] : b.dims()[1], Kb = tb ? b.dims()[1] : b.dims()[0];
-    if (K != Kb) throw ModelError(n.describe() + ": Gemm inner dims differ: A " + dims_str(a.dims()) + ", B " + dims_str(b.dims()));
+    if (K != Kb)
+      throw ModelError(n.describe() + ": Gemm inner dims differ: A " + dims_str(a.dims()) + ", B " +
+                       dims_str(b.dims()));
     const bool has_c = ctx.has_input(2);
     std::vector<int64_t> c_strides;
     if (has_c) {
@@ -186,31 +201,37 @@ Kernel make_gemm(const ir::Node& node) {
       if (c.dtype() != a.dtype()) throw ModelError(n.describe() + ": Gemm C must have A's dtype");
       const std::vector<int64_t> out{M, N};
       if (c.rank() > 2 || broadcast_shapes(n, c.dims(), out) != out)
-        throw ModelError(n.describe() + ": C of shape " + dims_str(c.dims()) + " cannot be broadcast to [" +
-                         std::to_string(M) + "," + std::to_string(N) + "]");
+        throw ModelError(n.describe() + ": C of shape " + dims_str(c.dims()) +
+                         " cannot be broadcast to [" + std::to_string(M) + "," + std::to_string(N) +
+                         "]");
       c_strides = broadcast_strides(c.dims(), out);
     }
     ir::Tensor& y = ctx.alloc_output(0, a.dtype(), {M, N});
-    ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32, DType::U64>(
-        a.dtype(), n.describe() + ": Gemm", [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using A = compute_t<T>;
-          ComputeView<A, T> av(a), bv(b);
-          std::vector<A> owned;
-          A* out;
-          if constexpr (std::is_same_v<A, T>) out = y.mutable_data<T>().data();
-          else { owned.resize(static_cast<size_t>(M * N)); out = owned.data(); }
-          gemm_parallel<A>(ctx, M, N, K, av.ptr, ta ? M : K, ta, bv.ptr, tb ? K : N, tb, out, N, false);
-          const A al = static_cast<A>(alpha), be = static_cast<A>(beta);
-          if (alpha != 1.f)
-            for (int64_t i = 0; i < M * N; ++i) out[i] *= al;
-          if (has_c && beta != 0.f) {
-            ComputeView<A, T> cv(ctx.in(2));
-            for (int64_t i = 0; i < M; ++i)
-              for (int64_t j = 0; j < N; ++j) out[i * N + j] += be * cv.ptr[i * c_strides[0] + j * c_strides[1]];
-          }
-          if constexpr (!std::is_same_v<A, T>) store<T>(y, owned);
-        });
+    ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64,
+                 DType::U32, DType::U64>(a.dtype(), n.describe() + ": Gemm", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = compute_t<T>;
+      ComputeView<A, T> av(a), bv(b);
+      std::vector<A> owned;
+      A* out;
+      if constexpr (std::is_same_v<A, T>)
+        out = y.mutable_data<T>().data();
+      else {
+        owned.resize(static_cast<size_t>(M * N));
+        out = owned.data();
+      }
+      gemm_parallel<A>(ctx, M, N, K, av.ptr, ta ? M : K, ta, bv.ptr, tb ? K : N, tb, out, N, false);
+      const A al = static_cast<A>(alpha), be = static_cast<A>(beta);
+      if (alpha != 1.f)
+        for (int64_t i = 0; i < M * N; ++i) out[i] *= al;
+      if (has_c && beta != 0.f) {
+        ComputeView<A, T> cv(ctx.in(2));
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j)
+            out[i * N + j] += be * cv.ptr[i * c_strides[0] + j * c_strides[1]];
+      }
+      if constexpr (!std::is_same_v<A, T>) store<T>(y, owned);
+    });
   };
 }
 
@@ -218,8 +239,8 @@ Kernel make_gemm(const ir::Node& node) {
 
 // Values of an int8/uint8 tensor as int32 minus a zero point broadcast along `axis_len` rows
 // (per-row, zp_per_row) or columns.
-std::vector<int32_t> centered(const ir::Node& n, const ir::Tensor& t, const ir::Tensor* zp, int64_t rows,
-                              int64_t cols, bool zp_per_row, const char* what) {
+std::vector<int32_t> centered(const ir::Node& n, const ir::Tensor& t, const ir::Tensor* zp,
+                              int64_t rows, int64_t cols, bool zp_per_row, const char* what) {
   std::vector<int32_t> v(static_cast<size_t>(t.numel()));
   ir::dispatch<DType::U8, DType::I8>(t.dtype(), n.describe() + ": " + what, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -228,7 +249,8 @@ std::vector<int32_t> centered(const ir::Node& n, const ir::Tensor& t, const ir::
   });
   if (!zp) return v;
   if (zp->dtype() != t.dtype())
-    throw ModelError(n.describe() + ": zero point of " + what + " must have its dtype " + ir::dtype_name(t.dtype()));
+    throw ModelError(n.describe() + ": zero point of " + what + " must have its dtype " +
+                     ir::dtype_name(t.dtype()));
   std::vector<int32_t> z;
   ir::dispatch<DType::U8, DType::I8>(zp->dtype(), n.describe() + ": zero point", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -243,15 +265,19 @@ std::vector<int32_t> centered(const ir::Node& n, const ir::Tensor& t, const ir::
       v[i] -= z[static_cast<size_t>(zp_per_row ? r : c)];
     }
   } else {
-    throw ModelError(n.describe() + ": zero point of " + what + " must be a scalar or have " + std::to_string(per) +
-                     " values, got " + std::to_string(z.size()));
+    throw ModelError(n.describe() + ": zero point of " + what + " must be a scalar or have " +
+                     std::to_string(per) + " values, got " + std::to_string(z.size()));
   }
   return v;
 }
 
 // Rows and columns of the matrices of an operand as matmul sees it.
 void mat_dims(const std::vector<int64_t>& d, bool is_a, int64_t& rows, int64_t& cols) {
-  if (d.size() == 1) { rows = is_a ? 1 : d[0]; cols = is_a ? d[0] : 1; return; }
+  if (d.size() == 1) {
+    rows = is_a ? 1 : d[0];
+    cols = is_a ? d[0] : 1;
+    return;
+  }
   rows = d[d.size() - 2];
   cols = d.back();
 }
@@ -292,23 +318,26 @@ void qlinear_matmul_kernel(KernelContext& ctx) {
   std::vector<int32_t> acc(static_cast<size_t>(s.batch_count * s.M * s.N));
   matmul_run<int32_t>(ctx, s, av.data(), bv.data(), acc.data());
   ir::Tensor& y = ctx.alloc_output(0, out_dt, s.out_dims);
-  ir::dispatch<DType::U8, DType::I8>(out_dt, n.describe() + ": QLinearMatMul output", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    double yzp = 0;
-    if (ctx.has_input(7)) {
-      auto z = ctx.in(7).data<T>();
-      if (z.size() != 1) throw ModelError(n.describe() + ": y_zero_point must be a scalar");
-      yzp = z[0];
-    }
-    auto out = y.mutable_data<T>();
-    const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-    for (size_t i = 0; i < acc.size(); ++i) {
-      const int64_t col = static_cast<int64_t>(i) % s.N, row = (static_cast<int64_t>(i) / s.N) % s.M;
-      const float scale = as[as.size() == 1 ? 0 : row] * bs[bs.size() == 1 ? 0 : col] / ys[0];
-      const double v = std::nearbyint(static_cast<double>(acc[i]) * static_cast<double>(scale) + yzp);
-      out[i] = static_cast<T>(std::clamp(v, lo, hi));
-    }
-  });
+  ir::dispatch<DType::U8, DType::I8>(
+      out_dt, n.describe() + ": QLinearMatMul output", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        double yzp = 0;
+        if (ctx.has_input(7)) {
+          auto z = ctx.in(7).data<T>();
+          if (z.size() != 1) throw ModelError(n.describe() + ": y_zero_point must be a scalar");
+          yzp = z[0];
+        }
+        auto out = y.mutable_data<T>();
+        const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+        for (size_t i = 0; i < acc.size(); ++i) {
+          const int64_t col = static_cast<int64_t>(i) % s.N,
+                        row = (static_cast<int64_t>(i) / s.N) % s.M;
+          const float scale = as[as.size() == 1 ? 0 : row] * bs[bs.size() == 1 ? 0 : col] / ys[0];
+          const double v =
+              std::nearbyint(static_cast<double>(acc[i]) * static_cast<double>(scale) + yzp);
+          out[i] = static_cast<T>(std::clamp(v, lo, hi));
+        }
+      });
 }
 
 }  // namespace

@@ -32,8 +32,10 @@ using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 template <class S, class T>
 S cvt(T v) {
-  if constexpr (std::is_arithmetic_v<T>) return static_cast<S>(v);
-  else return static_cast<S>(static_cast<float>(v));
+  if constexpr (std::is_arithmetic_v<T>)
+    return static_cast<S>(v);
+  else
+    return static_cast<S>(static_cast<float>(v));
 }
 
 std::vector<double> read_doubles(const ir::Node& n, const ir::Tensor& t, const char* what) {
@@ -71,8 +73,8 @@ void affine_planes(const KernelContext& ctx, const T* x, T* y, int64_t N, int64_
 
 // Mean and population variance of each of `groups` contiguous runs of length S.
 template <class T>
-void run_stats(const KernelContext& ctx, const T* x, int64_t groups, int64_t S, std::vector<double>& mean,
-               std::vector<double>& var) {
+void run_stats(const KernelContext& ctx, const T* x, int64_t groups, int64_t S,
+               std::vector<double>& mean, std::vector<double>& var) {
   mean.assign(static_cast<size_t>(groups), 0.0);
   var.assign(static_cast<size_t>(groups), 0.0);
   ctx.parallel_for(groups, S, [&](int64_t lo, int64_t hi) {
@@ -104,7 +106,9 @@ Kernel make_batch_norm(const ir::Node& node) {
   const float momentum = node.attr_float("momentum", 0.9f);
   const bool training = node.since_version >= 14 && node.attr_int("training_mode", 0) != 0;
   if (node.since_version < 9 && node.attr_int("spatial", 1) == 0)
-    throw UnsupportedError(node.describe() + ": BatchNormalization with spatial=0 is not supported by the cpu backend");
+    throw UnsupportedError(
+        node.describe() +
+        ": BatchNormalization with spatial=0 is not supported by the cpu backend");
   return [=](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& x = ctx.in(0);
@@ -112,13 +116,18 @@ Kernel make_batch_norm(const ir::Node& node) {
     const int64_t N = x.dims()[0], C = x.dims()[1], S = spatial_size(x);
     const auto scale = read_doubles(n, ctx.in(1), "scale"), bias = read_doubles(n, ctx.in(2), "B");
     auto mean = read_doubles(n, ctx.in(3), "mean"), var = read_doubles(n, ctx.in(4), "var");
-    for (const std::vector<double>* v : {&scale, &bias, static_cast<const std::vector<double>*>(&mean), static_cast<const std::vector<double>*>(&var)})
+    for (const std::vector<double>* v :
+         {&scale, &bias, static_cast<const std::vector<double>*>(&mean),
+          static_cast<const std::vector<double>*>(&var)})
       if (static_cast<int64_t>(v->size()) != C)
-        throw ModelError(n.describe() + ": scale, B, mean and var must have " + std::to_string(C) + " values");
+        throw ModelError(n.describe() + ": scale, B, mean and var must have " + std::to_string(C) +
+                         " values");
     if (!training && n.since_version < 14)
       for (size_t i = 1; i < ctx.num_outputs(); ++i)
         if (ctx.wants_output(i))
-          throw UnsupportedError(n.describe() + ": training outputs of BatchNormalization before opset 14 are not supported");
+          throw UnsupportedError(
+              n.describe() +
+              ": training outputs of BatchNormalization before opset 14 are not supported");
     ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
     ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": BatchNormalization", [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -154,7 +163,8 @@ Kernel make_batch_norm(const ir::Node& node) {
           const auto& in = o == 1 ? mean : var;
           const auto& batch = o == 1 ? bm : bv;
           std::vector<double> run(in.size());
-          for (size_t c = 0; c < run.size(); ++c) run[c] = in[c] * momentum + batch[c] * (1.0 - momentum);
+          for (size_t c = 0; c < run.size(); ++c)
+            run[c] = in[c] * momentum + batch[c] * (1.0 - momentum);
           ir::Tensor& t = ctx.alloc_output(o, ctx.in(2 + o).dtype(), {C});
           write_doubles(n, t, run);
         }
@@ -176,19 +186,20 @@ Kernel make_instance_norm(const ir::Node& node) {
     if (static_cast<int64_t>(scale.size()) != C || static_cast<int64_t>(bias.size()) != C)
       throw ModelError(n.describe() + ": scale and B must have " + std::to_string(C) + " values");
     ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
-    ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": InstanceNormalization", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* xp = x.data<T>().data();
-      std::vector<double> mean, var;
-      run_stats<T>(ctx, xp, N * C, S, mean, var);
-      std::vector<double> a(mean.size()), b(mean.size());
-      for (size_t i = 0; i < a.size(); ++i) {
-        const size_t c = i % static_cast<size_t>(C);
-        a[i] = scale[c] / std::sqrt(var[i] + static_cast<double>(eps));
-        b[i] = bias[c] - mean[i] * a[i];
-      }
-      affine_planes<T>(ctx, xp, y.mutable_data<T>().data(), N, C, S, a, b, true);
-    });
+    ir::dispatch<MCC_FLOAT_DTYPES>(
+        x.dtype(), n.describe() + ": InstanceNormalization", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* xp = x.data<T>().data();
+          std::vector<double> mean, var;
+          run_stats<T>(ctx, xp, N * C, S, mean, var);
+          std::vector<double> a(mean.size()), b(mean.size());
+          for (size_t i = 0; i < a.size(); ++i) {
+            const size_t c = i % static_cast<size_t>(C);
+            a[i] = scale[c] / std::sqrt(var[i] + static_cast<double>(eps));
+            b[i] = bias[c] - mean[i] * a[i];
+          }
+          affine_planes<T>(ctx, xp, y.mutable_data<T>().data(), N, C, S, a, b, true);
+        });
   };
 }
 
@@ -201,9 +212,11 @@ Kernel make_group_norm(const ir::Node& node) {
     const ir::Tensor& x = ctx.in(0);
     if (x.rank() < 2) throw ModelError(n.describe() + ": X must have rank >= 2");
     const int64_t N = x.dims()[0], C = x.dims()[1], S = spatial_size(x);
-    if (C % groups != 0) throw ModelError(n.describe() + ": channels must be divisible by num_groups");
+    if (C % groups != 0)
+      throw ModelError(n.describe() + ": channels must be divisible by num_groups");
     const int64_t cpg = C / groups;
-    const auto scale = read_doubles(n, ctx.in(1), "scale"), bias = read_doubles(n, ctx.in(2), "bias");
+    const auto scale = read_doubles(n, ctx.in(1), "scale"),
+               bias = read_doubles(n, ctx.in(2), "bias");
     const auto sz = static_cast<int64_t>(scale.size());
     if (sz != static_cast<int64_t>(bias.size()) || (sz != C && sz != groups))
       throw ModelError(n.describe() + ": scale and bias must have C or num_groups values");
@@ -217,8 +230,10 @@ Kernel make_group_norm(const ir::Node& node) {
       for (int64_t i = 0; i < N * C; ++i) {
         const int64_t c = i % C, gi = (i / C) * groups + c / cpg;
         const size_t k = static_cast<size_t>(sz == C ? c : c / cpg);
-        a[static_cast<size_t>(i)] = scale[k] / std::sqrt(var[static_cast<size_t>(gi)] + static_cast<double>(eps));
-        b[static_cast<size_t>(i)] = bias[k] - mean[static_cast<size_t>(gi)] * a[static_cast<size_t>(i)];
+        a[static_cast<size_t>(i)] =
+            scale[k] / std::sqrt(var[static_cast<size_t>(gi)] + static_cast<double>(eps));
+        b[static_cast<size_t>(i)] =
+            bias[k] - mean[static_cast<size_t>(gi)] * a[static_cast<size_t>(i)];
       }
       affine_planes<T>(ctx, xp, y.mutable_data<T>().data(), N, C, S, a, b, true);
     });
@@ -242,14 +257,18 @@ Kernel make_layer_norm(const ir::Node& node) {
     auto expand = [&](const ir::Tensor& t, const char* what) {
       const auto v = read_doubles(n, t, what);
       if (t.rank() > norm_dims.size() || broadcast_shapes(n, t.dims(), norm_dims) != norm_dims)
-        throw ModelError(n.describe() + ": " + what + " cannot be broadcast to the normalized shape");
+        throw ModelError(n.describe() + ": " + what +
+                         " cannot be broadcast to the normalized shape");
       std::vector<double> e(static_cast<size_t>(inner));
       for_each_broadcast(norm_dims, {broadcast_strides(t.dims(), norm_dims)},
-                         [&](int64_t i, int64_t o, int64_t, int64_t) { e[static_cast<size_t>(i)] = v[static_cast<size_t>(o)]; });
+                         [&](int64_t i, int64_t o, int64_t, int64_t) {
+                           e[static_cast<size_t>(i)] = v[static_cast<size_t>(o)];
+                         });
       return e;
     };
     const auto scale = expand(ctx.in(1), "Scale");
-    const auto bias = ctx.has_input(2) ? expand(ctx.in(2), "B") : std::vector<double>(static_cast<size_t>(inner), 0.0);
+    const auto bias = ctx.has_input(2) ? expand(ctx.in(2), "B")
+                                       : std::vector<double>(static_cast<size_t>(inner), 0.0);
     std::vector<int64_t> stat_dims(x.dims().begin(), x.dims().begin() + axis);
     stat_dims.resize(static_cast<size_t>(r), 1);
     ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
@@ -261,12 +280,15 @@ Kernel make_layer_norm(const ir::Node& node) {
       std::vector<double> mean, var;
       run_stats<T>(ctx, xp, outer, inner, mean, var);
       std::vector<double> inv(mean.size());
-      for (size_t i = 0; i < inv.size(); ++i) inv[i] = 1.0 / std::sqrt(var[i] + static_cast<double>(eps));
+      for (size_t i = 0; i < inv.size(); ++i)
+        inv[i] = 1.0 / std::sqrt(var[i] + static_cast<double>(eps));
       ctx.parallel_for(outer, inner, [&](int64_t lo, int64_t hi) {
         for (int64_t o = lo; o < hi; ++o) {
-          const A m = static_cast<A>(mean[static_cast<size_t>(o)]), is = static_cast<A>(inv[static_cast<size_t>(o)]);
+          const A m = static_cast<A>(mean[static_cast<size_t>(o)]),
+                  is = static_cast<A>(inv[static_cast<size_t>(o)]);
           for (int64_t i = 0; i < inner; ++i)
-            yp[o * inner + i] = static_cast<T>((cvt<A>(xp[o * inner + i]) - m) * is * static_cast<A>(scale[static_cast<size_t>(i)]) +
+            yp[o * inner + i] = static_cast<T>((cvt<A>(xp[o * inner + i]) - m) * is *
+                                                   static_cast<A>(scale[static_cast<size_t>(i)]) +
                                                static_cast<A>(bias[static_cast<size_t>(i)]));
         }
       });
@@ -300,7 +322,8 @@ Kernel make_lrn(const ir::Node& node) {
       ctx.parallel_for(N * C, S * size, [&](int64_t b, int64_t e) {
         for (int64_t pl = b; pl < e; ++pl) {
           const int64_t ni = pl / C, c = pl % C;
-          const int64_t c0 = std::max<int64_t>(0, c - lo_off), c1 = std::min<int64_t>(C - 1, c + hi_off);
+          const int64_t c0 = std::max<int64_t>(0, c - lo_off),
+                        c1 = std::min<int64_t>(C - 1, c + hi_off);
           for (int64_t s = 0; s < S; ++s) {
             A sq = 0;
             for (int64_t cc = c0; cc <= c1; ++cc) {
@@ -308,8 +331,10 @@ Kernel make_lrn(const ir::Node& node) {
               sq += v * v;
             }
             const A v = cvt<A>(xp[pl * S + s]);
-            yp[pl * S + s] = static_cast<T>(v / std::pow(static_cast<A>(bias) + static_cast<A>(alpha) / static_cast<A>(size) * sq,
-                                                         static_cast<A>(beta)));
+            yp[pl * S + s] =
+                static_cast<T>(v / std::pow(static_cast<A>(bias) +
+                                                static_cast<A>(alpha) / static_cast<A>(size) * sq,
+                                            static_cast<A>(beta)));
           }
         }
       });
@@ -319,7 +344,8 @@ Kernel make_lrn(const ir::Node& node) {
 
 Kernel make_lp_norm(const ir::Node& node) {
   const int64_t axis_attr = node.attr_int("axis", -1), p = node.attr_int("p", 2);
-  if (p != 1 && p != 2) throw ModelError(node.describe() + ": p must be 1 or 2, got " + std::to_string(p));
+  if (p != 1 && p != 2)
+    throw ModelError(node.describe() + ": p must be 1 or 2, got " + std::to_string(p));
   return [=](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& x = ctx.in(0);
@@ -344,7 +370,8 @@ Kernel make_lp_norm(const ir::Node& node) {
           }
           if (p == 2) norm = std::sqrt(norm);
           for (int64_t k = 0; k < len; ++k)
-            yp[base + k * inner] = static_cast<T>(norm != 0 ? cvt<A>(xp[base + k * inner]) / norm : A(0));
+            yp[base + k * inner] =
+                static_cast<T>(norm != 0 ? cvt<A>(xp[base + k * inner]) / norm : A(0));
         }
     });
   };
@@ -366,22 +393,28 @@ Kernel make_mvn(const ir::Node& node) {
     const auto ks = broadcast_strides(kept_dims, x.dims());
     const int64_t count = kept ? x.numel() / kept : 0;
     ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
-    ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": MeanVarianceNormalization", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* xp = x.data<T>().data();
-      T* yp = y.mutable_data<T>().data();
-      std::vector<double> sum(static_cast<size_t>(kept), 0.0), sq(static_cast<size_t>(kept), 0.0);
-      for_each_broadcast(x.dims(), {ks}, [&](int64_t i, int64_t k, int64_t, int64_t) { sum[static_cast<size_t>(k)] += cvt<double>(xp[i]); });
-      for (auto& s : sum) s /= static_cast<double>(std::max<int64_t>(count, 1));
-      for_each_broadcast(x.dims(), {ks}, [&](int64_t i, int64_t k, int64_t, int64_t) {
-        const double d = cvt<double>(xp[i]) - sum[static_cast<size_t>(k)];
-        sq[static_cast<size_t>(k)] += d * d;
-      });
-      for (auto& s : sq) s = std::sqrt(s / static_cast<double>(std::max<int64_t>(count, 1))) + 1e-9;
-      for_each_broadcast(x.dims(), {ks}, [&](int64_t i, int64_t k, int64_t, int64_t) {
-        yp[i] = static_cast<T>(static_cast<acc_t<T>>((cvt<double>(xp[i]) - sum[static_cast<size_t>(k)]) / sq[static_cast<size_t>(k)]));
-      });
-    });
+    ir::dispatch<MCC_FLOAT_DTYPES>(
+        x.dtype(), n.describe() + ": MeanVarianceNormalization", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* xp = x.data<T>().data();
+          T* yp = y.mutable_data<T>().data();
+          std::vector<double> sum(static_cast<size_t>(kept), 0.0),
+              sq(static_cast<size_t>(kept), 0.0);
+          for_each_broadcast(x.dims(), {ks}, [&](int64_t i, int64_t k, int64_t, int64_t) {
+            sum[static_cast<size_t>(k)] += cvt<double>(xp[i]);
+          });
+          for (auto& s : sum) s /= static_cast<double>(std::max<int64_t>(count, 1));
+          for_each_broadcast(x.dims(), {ks}, [&](int64_t i, int64_t k, int64_t, int64_t) {
+            const double d = cvt<double>(xp[i]) - sum[static_cast<size_t>(k)];
+            sq[static_cast<size_t>(k)] += d * d;
+          });
+          for (auto& s : sq)
+            s = std::sqrt(s / static_cast<double>(std::max<int64_t>(count, 1))) + 1e-9;
+          for_each_broadcast(x.dims(), {ks}, [&](int64_t i, int64_t k, int64_t, int64_t) {
+            yp[i] = static_cast<T>(static_cast<acc_t<T>>(
+                (cvt<double>(xp[i]) - sum[static_cast<size_t>(k)]) / sq[static_cast<size_t>(k)]));
+          });
+        });
   };
 }
 

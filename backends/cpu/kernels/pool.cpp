@@ -36,8 +36,10 @@ using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 // Loads a stored value in compute type S (f16/bf16 go through f32).
 template <class S, class T>
 S cvt(T v) {
-  if constexpr (std::is_arithmetic_v<T>) return static_cast<S>(v);
-  else return static_cast<S>(static_cast<float>(v));
+  if constexpr (std::is_arithmetic_v<T>)
+    return static_cast<S>(v);
+  else
+    return static_cast<S>(static_cast<float>(v));
 }
 
 enum class PoolKind { Max, Avg, Lp };
@@ -51,7 +53,8 @@ struct PoolAttrs {
 };
 
 // Taps k of one window dim whose position start + k * dil lies in [lo, hi): [first, last).
-inline void tap_range(int64_t start, int64_t dil, int64_t K, int64_t lo, int64_t hi, int64_t& first, int64_t& last) {
+inline void tap_range(int64_t start, int64_t dil, int64_t K, int64_t lo, int64_t hi, int64_t& first,
+                      int64_t& last) {
   first = start >= lo ? 0 : (lo - start + dil - 1) / dil;
   last = start >= hi ? 0 : std::min(K, (hi - 1 - start) / dil + 1);
   if (first > last) first = last;
@@ -79,8 +82,8 @@ int64_t for_window(const WindowGeom& g, int64_t od, int64_t oh, int64_t ow, F&& 
 }
 
 template <class T>
-void pool_planes(const KernelContext& ctx, const PoolAttrs& a, const WindowGeom& g, int64_t planes, const T* x, T* y,
-                 int64_t* indices) {
+void pool_planes(const KernelContext& ctx, const PoolAttrs& a, const WindowGeom& g, int64_t planes,
+                 const T* x, T* y, int64_t* indices) {
   using A = std::conditional_t<std::is_arithmetic_v<T>, T, float>;
   const int64_t IP = g.in_size(), OP = g.out_size(), H = g.in[1], W = g.in[2], D = g.in[0];
   ctx.parallel_for(planes, OP * g.k_size(), [&](int64_t b, int64_t e) {
@@ -108,20 +111,27 @@ void pool_planes(const KernelContext& ctx, const PoolAttrs& a, const WindowGeom&
               using S = acc_t<T>;
               S sum = 0;
               int64_t n_valid = 0;
-              const int64_t n_padded = for_window(g, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
-                const S v = cvt<S>(xp[(id * H + ih) * W + iw]);
-                if (a.kind == PoolKind::Avg) sum += v;
-                else if (a.p == 1.f) sum += std::abs(v);
-                else if (a.p == 2.f) sum += v * v;
-                else sum += std::pow(std::abs(v), static_cast<S>(a.p));
-                ++n_valid;
-              });
+              const int64_t n_padded =
+                  for_window(g, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
+                    const S v = cvt<S>(xp[(id * H + ih) * W + iw]);
+                    if (a.kind == PoolKind::Avg)
+                      sum += v;
+                    else if (a.p == 1.f)
+                      sum += std::abs(v);
+                    else if (a.p == 2.f)
+                      sum += v * v;
+                    else
+                      sum += std::pow(std::abs(v), static_cast<S>(a.p));
+                    ++n_valid;
+                  });
               S r;
               if (a.kind == PoolKind::Avg) {
                 const int64_t cnt = a.count_include_pad ? n_padded : n_valid;
                 r = cnt > 0 ? sum / static_cast<S>(cnt) : S(0);
               } else {
-                r = a.p == 1.f ? sum : a.p == 2.f ? std::sqrt(sum) : std::pow(sum, static_cast<S>(1.f / a.p));
+                r = a.p == 1.f   ? sum
+                    : a.p == 2.f ? std::sqrt(sum)
+                                 : std::pow(sum, static_cast<S>(1.f / a.p));
               }
               yp[o] = static_cast<T>(r);
             }
@@ -133,8 +143,8 @@ void pool_planes(const KernelContext& ctx, const PoolAttrs& a, const WindowGeom&
 // Max over the taps of a 1-D window along the middle axis of [outer, n_in, inner] into
 // [outer, n_out, inner]; taps outside the input are skipped (an all-padding window gives lowest).
 template <class A>
-void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, int64_t n_out, int64_t stride,
-              int64_t pad_b, int64_t dil, int64_t K) {
+void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, int64_t n_out,
+              int64_t stride, int64_t pad_b, int64_t dil, int64_t K) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < n_out; ++j) {
       A* dst = out + (o * n_out + j) * inner;
@@ -151,7 +161,8 @@ void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, i
 
 // MaxPool without Indices as three separable 1-D passes (W, then H, then D) per plane.
 template <class T>
-void max_pool_separable(const KernelContext& ctx, const WindowGeom& g, int64_t planes, const T* x, T* y) {
+void max_pool_separable(const KernelContext& ctx, const WindowGeom& g, int64_t planes, const T* x,
+                        T* y) {
   using A = std::conditional_t<std::is_arithmetic_v<T>, T, float>;
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2], OD = g.out[0], OH = g.out[1], OW = g.out[2];
   ctx.parallel_for(planes, g.in_size() * (g.k[0] + g.k[1] + g.k[2]), [&](int64_t b, int64_t e) {
@@ -203,8 +214,10 @@ Kernel make_pool(const ir::Node& node, PoolKind kind) {
       pool_planes<T>(ctx, a, g, N * C, x.data<T>().data(), y.mutable_data<T>().data(), idx);
     };
     const std::string what = n.describe() + ": " + n.op_type;
-    if (a.kind == PoolKind::Max) ir::dispatch<MCC_FLOAT_DTYPES, DType::I8, DType::U8>(x.dtype(), what, run);
-    else ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), what, run);
+    if (a.kind == PoolKind::Max)
+      ir::dispatch<MCC_FLOAT_DTYPES, DType::I8, DType::U8>(x.dtype(), what, run);
+    else
+      ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), what, run);
   };
 }
 
@@ -216,7 +229,10 @@ Kernel make_global_pool(const ir::Node& node, PoolKind kind) {
     if (x.rank() < 2) throw ModelError(n.describe() + ": input must have rank >= 2");
     std::vector<int64_t> od = x.dims();
     int64_t S = 1;
-    for (size_t i = 2; i < od.size(); ++i) { S *= od[i]; od[i] = 1; }
+    for (size_t i = 2; i < od.size(); ++i) {
+      S *= od[i];
+      od[i] = 1;
+    }
     const int64_t planes = od[0] * od[1];
     ir::Tensor& y = ctx.alloc_output(0, x.dtype(), od);
     ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": " + n.op_type, [&](auto tag) {
@@ -237,7 +253,8 @@ Kernel make_global_pool(const ir::Node& node, PoolKind kind) {
             r = S ? sum / static_cast<A>(S) : A(0);
           } else {
             A sum = 0;
-            for (int64_t i = 0; i < S; ++i) sum += std::pow(std::abs(cvt<A>(s[i])), static_cast<A>(p));
+            for (int64_t i = 0; i < S; ++i)
+              sum += std::pow(std::abs(cvt<A>(s[i])), static_cast<A>(p));
             r = std::pow(sum, static_cast<A>(1.f / p));
           }
           yp[pl] = static_cast<T>(r);
@@ -269,7 +286,8 @@ Kernel make_max_unpool(const ir::Node& node) {
     std::vector<int64_t> od = def;
     if (ctx.has_input(2)) {
       od = read_int_tensor(n, ctx.in(2), "output_shape");
-      if (od.size() != x.rank()) throw ModelError(n.describe() + ": output_shape must have X's rank");
+      if (od.size() != x.rank())
+        throw ModelError(n.describe() + ": output_shape must have X's rank");
     }
     int64_t def_total = 1;
     for (int64_t d : def) def_total *= d;
@@ -282,7 +300,8 @@ Kernel make_max_unpool(const ir::Node& node) {
       std::fill(ys.begin(), ys.end(), T(0));
       for (size_t i = 0; i < ind.size(); ++i) {
         if (ind[i] < 0 || ind[i] >= def_total)
-          throw ModelError(n.describe() + ": index " + std::to_string(ind[i]) + " is outside the output");
+          throw ModelError(n.describe() + ": index " + std::to_string(ind[i]) +
+                           " is outside the output");
         int64_t rest = ind[i], off = 0;
         bool inside = true;
         for (size_t d = def.size(); d-- > 0;) {
@@ -307,8 +326,10 @@ Kernel make_max_roi_pool(const ir::Node& node) {
     const ir::Tensor& x = ctx.in(0);
     const ir::Tensor& rois = ctx.in(1);
     if (x.rank() != 4) throw ModelError(n.describe() + ": X must be 4-D");
-    if (rois.rank() != 2 || rois.dims()[1] != 5) throw ModelError(n.describe() + ": rois must be [num_rois, 5]");
-    const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3], R = rois.dims()[0];
+    if (rois.rank() != 2 || rois.dims()[1] != 5)
+      throw ModelError(n.describe() + ": rois must be [num_rois, 5]");
+    const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3],
+                  R = rois.dims()[0];
     const int64_t PH = pooled[0], PW = pooled[1];
     const auto rv = read_float_tensor(n, rois, "rois");
     ir::Tensor& y = ctx.alloc_output(0, x.dtype(), {R, C, PH, PW});
@@ -320,24 +341,35 @@ Kernel make_max_roi_pool(const ir::Node& node) {
         const float* roi = rv.data() + r * 5;
         const auto bi = static_cast<int64_t>(roi[0]);
         if (bi < 0 || bi >= N) throw ModelError(n.describe() + ": roi batch index out of range");
-        const auto sw = static_cast<int64_t>(std::round(roi[1] * scale)), sh = static_cast<int64_t>(std::round(roi[2] * scale));
-        const auto ew = static_cast<int64_t>(std::round(roi[3] * scale)), eh = static_cast<int64_t>(std::round(roi[4] * scale));
-        const float bin_h = static_cast<float>(std::max<int64_t>(eh - sh + 1, 1)) / static_cast<float>(PH);
-        const float bin_w = static_cast<float>(std::max<int64_t>(ew - sw + 1, 1)) / static_cast<float>(PW);
+        const auto sw = static_cast<int64_t>(std::round(roi[1] * scale)),
+                   sh = static_cast<int64_t>(std::round(roi[2] * scale));
+        const auto ew = static_cast<int64_t>(std::round(roi[3] * scale)),
+                   eh = static_cast<int64_t>(std::round(roi[4] * scale));
+        const float bin_h =
+            static_cast<float>(std::max<int64_t>(eh - sh + 1, 1)) / static_cast<float>(PH);
+        const float bin_w =
+            static_cast<float>(std::max<int64_t>(ew - sw + 1, 1)) / static_cast<float>(PW);
         for (int64_t c = 0; c < C; ++c) {
           const T* plane = xp + (bi * C + c) * H * W;
           for (int64_t ph = 0; ph < PH; ++ph)
             for (int64_t pw = 0; pw < PW; ++pw) {
-              const int64_t hs = std::clamp<int64_t>(static_cast<int64_t>(std::floor(ph * bin_h)) + sh, 0, H);
-              const int64_t he = std::clamp<int64_t>(static_cast<int64_t>(std::ceil((ph + 1) * bin_h)) + sh, 0, H);
-              const int64_t ws = std::clamp<int64_t>(static_cast<int64_t>(std::floor(pw * bin_w)) + sw, 0, W);
-              const int64_t we = std::clamp<int64_t>(static_cast<int64_t>(std::ceil((pw + 1) * bin_w)) + sw, 0, W);
+              const int64_t hs =
+                  std::clamp<int64_t>(static_cast<int64_t>(std::floor(ph * bin_h)) + sh, 0, H);
+              const int64_t he =
+                  std::clamp<int64_t>(static_cast<int64_t>(std::ceil((ph + 1) * bin_h)) + sh, 0, H);
+              const int64_t ws =
+                  std::clamp<int64_t>(static_cast<int64_t>(std::floor(pw * bin_w)) + sw, 0, W);
+              const int64_t we =
+                  std::clamp<int64_t>(static_cast<int64_t>(std::ceil((pw + 1) * bin_w)) + sw, 0, W);
               float best = 0;
               bool any = false;
               for (int64_t h = hs; h < he; ++h)
                 for (int64_t w = ws; w < we; ++w) {
                   const float v = cvt<float>(plane[h * W + w]);
-                  if (!any || v > best) { best = v; any = true; }
+                  if (!any || v > best) {
+                    best = v;
+                    any = true;
+                  }
                 }
               yp[((r * C + c) * PH + ph) * PW + pw] = static_cast<T>(best);
             }
@@ -353,8 +385,10 @@ void register_pool(KernelRegistry& r) {
   r.add("MaxPool", 1, 0, [](const ir::Node& n) { return make_pool(n, PoolKind::Max); });
   r.add("AveragePool", 1, 0, [](const ir::Node& n) { return make_pool(n, PoolKind::Avg); });
   r.add("LpPool", 1, 0, [](const ir::Node& n) { return make_pool(n, PoolKind::Lp); });
-  r.add("GlobalAveragePool", 1, 0, [](const ir::Node& n) { return make_global_pool(n, PoolKind::Avg); });
-  r.add("GlobalMaxPool", 1, 0, [](const ir::Node& n) { return make_global_pool(n, PoolKind::Max); });
+  r.add("GlobalAveragePool", 1, 0,
+        [](const ir::Node& n) { return make_global_pool(n, PoolKind::Avg); });
+  r.add("GlobalMaxPool", 1, 0,
+        [](const ir::Node& n) { return make_global_pool(n, PoolKind::Max); });
   r.add("GlobalLpPool", 1, 0, [](const ir::Node& n) { return make_global_pool(n, PoolKind::Lp); });
   r.add("MaxUnpool", 9, 0, make_max_unpool);
   r.add("MaxRoiPool", 1, 0, make_max_roi_pool);
