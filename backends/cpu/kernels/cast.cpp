@@ -6,7 +6,8 @@
 //
 // dtypes: any pair of f32, f64, f16, bf16, i8..i64, u8..u64, bool and string. Conversions:
 // float -> float rounds to nearest even (f16/bf16 through Eigen's RNE converters; f64 sources
-// first round to odd in f32 so there is no double rounding); float -> int
+// first round to odd in f32 so there is no double rounding; f32/f64 -> bf16 before opset 19
+// truncates, as ONNX's reference of those opsets did); float -> int
 // truncates toward zero, NaN and out-of-range values follow numpy on x86 (see ew::float_to_int);
 // int -> int wraps modulo 2^bits; anything -> bool is `!= 0` (NaN is true); bool -> number is
 // 0/1. Strings parse with strtod/strtoll ("NaN", "INF", "-INF" accepted) and numbers print as
@@ -301,12 +302,39 @@ void cast_narrow(KernelContext& ctx, const std::string& what, const Tensor& x, D
 
 // ---- the kernel
 
-void cast_tensor(KernelContext& ctx, const std::string& what, const Tensor& x, DType to, bool saturate) {
+/// How a node rounds: `saturate` (float8, opset 19+) and bf16 truncation (opsets before 19).
+struct CastMode {
+  bool saturate = true;
+  bool bf16_truncate = false;
+  static CastMode of(const ir::Node& n) {
+    CastMode m;
+    m.saturate = n.attr_int("saturate", 1) != 0;
+    // Before opset 19 ONNX's reference (and its test data) made bf16 by dropping the low 16
+    // bits of the f32; the spec then was silent on rounding. From 19 it rounds to nearest even.
+    m.bf16_truncate = n.since_version > 0 && n.since_version < 19;
+    return m;
+  }
+};
+
+void cast_tensor(KernelContext& ctx, const std::string& what, const Tensor& x, DType to, CastMode mode) {
   if (x.dtype() == to) {  // no-op cast: share the buffer
     ctx.set_output(0, x);
     return;
   }
-  if (is_narrow(x.dtype()) || is_narrow(to)) return cast_narrow(ctx, what, x, to, saturate);
+  if (is_narrow(x.dtype()) || is_narrow(to)) return cast_narrow(ctx, what, x, to, mode.saturate);
+  if (to == DType::BF16 && mode.bf16_truncate && (x.dtype() == DType::F32 || x.dtype() == DType::F64)) {
+    Tensor& y = ctx.alloc_output(0, to, x.dims());
+    auto dst = y.mutable_data<mcc::bf16>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const float f = x.dtype() == DType::F32 ? x.data<float>()[i] : static_cast<float>(x.data<double>()[i]);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      if (std::isnan(f)) bits |= 0x00400000u;  // keep NaN a NaN once the payload is cut
+      const uint16_t hi = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(&dst[i], &hi, 2);
+    }
+    return;
+  }
   Tensor& y = ctx.alloc_output(0, to, x.dims());
   const int64_t n = x.numel();
   if (x.dtype() == DType::String) {
@@ -357,16 +385,14 @@ KernelFactory cast_factory() {
                                                      : static_cast<DType>(n.attr_int("to", 0));
     if (!ir::info(to).computable && !is_narrow(to))
       throw UnsupportedError(n.describe() + ": Cast to " + ir::dtype_name(to) + " is not supported by the cpu backend");
-    const bool saturate = n.attr_int("saturate", 1) != 0;
-    return [what = ew::what(n), to, saturate](KernelContext& ctx) { cast_tensor(ctx, what, ctx.in(0), to, saturate); };
+    return [what = ew::what(n), to, mode = CastMode::of(n)](KernelContext& ctx) { cast_tensor(ctx, what, ctx.in(0), to, mode); };
   };
 }
 
 KernelFactory cast_like_factory() {
   return [](const ir::Node& n) -> Kernel {
-    const bool saturate = n.attr_int("saturate", 1) != 0;
-    return [what = ew::what(n), saturate](KernelContext& ctx) {
-      cast_tensor(ctx, what, ctx.in(0), ctx.in(1).dtype(), saturate);
+    return [what = ew::what(n), mode = CastMode::of(n)](KernelContext& ctx) {
+      cast_tensor(ctx, what, ctx.in(0), ctx.in(1).dtype(), mode);
     };
   };
 }
