@@ -669,4 +669,67 @@ Tensor load_tensor_pb(const std::string& path) {
   });
 }
 
+namespace {
+
+// The declared kind of a value: 1 tensor, 4 sequence (of tensors), 9 optional; 0 unknown.
+int declared_kind(const Value& v, int* optional_elem) {
+  *optional_elem = 0;
+  if (v.type_passthrough.bytes.empty()) return 1;
+  onnx::TypeProto tp;
+  if (!tp.ParseFromString(v.type_passthrough.bytes)) return 0;
+  if (tp.has_tensor_type()) return 1;
+  if (tp.has_sequence_type()) return tp.sequence_type().elem_type().has_tensor_type() ? 4 : 0;
+  if (tp.has_optional_type()) {
+    const auto& e = tp.optional_type().elem_type();
+    *optional_elem = e.has_tensor_type() ? 1 : (e.has_sequence_type() ? 4 : 0);
+    return *optional_elem ? 9 : 0;
+  }
+  return 0;
+}
+
+std::vector<Tensor> import_tensor_sequence(onnx::SequenceProto& sp, const ImportContext& ctx) {
+  if (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.tensor_values_size() == 0 && sp.elem_type() != 0)
+    throw UnsupportedError("only sequences of tensors are supported");
+  std::vector<Tensor> out;
+  for (auto& t : *sp.mutable_tensor_values()) out.push_back(import_tensor(t, ctx));
+  return out;
+}
+
+}  // namespace
+
+TestValue load_value_pb(const std::string& path, const Value& declared) {
+  return with_file_context("test data file '" + path + "'", [&] {
+    int opt_elem = 0;
+    const int kind = declared_kind(declared, &opt_elem);
+    TestValue v;
+    if (kind == 1) {
+      v.tensor = load_tensor_pb(path);
+      return v;
+    }
+    if (kind == 0) throw UnsupportedError("value '" + declared.name + "' has a map or sparse type; only tensors, sequences and optionals are supported");
+    ImportContext ctx;
+    ctx.base_dir = folder_of(path);
+    if (kind == 4) {
+      onnx::SequenceProto sp;
+      if (!parse_fd(open_for_parse(path, "sequence"), sp)) throw ModelError("not a valid SequenceProto (truncated or corrupt file)");
+      v.kind = TestValue::Kind::Sequence;
+      v.seq = import_tensor_sequence(sp, ctx);
+      return v;
+    }
+    onnx::OptionalProto op;
+    if (!parse_fd(open_for_parse(path, "optional"), op)) throw ModelError("not a valid OptionalProto (truncated or corrupt file)");
+    if (op.has_tensor_value()) {
+      v.tensor = import_tensor(*op.mutable_tensor_value(), ctx);
+    } else if (op.has_sequence_value()) {
+      v.kind = TestValue::Kind::Sequence;
+      v.seq = import_tensor_sequence(*op.mutable_sequence_value(), ctx);
+    } else if (op.has_map_value() || op.has_optional_value() || op.has_sparse_tensor_value()) {
+      throw UnsupportedError("optional of a map, sparse tensor or optional is not supported");
+    } else {
+      v.kind = TestValue::Kind::None;
+    }
+    return v;
+  });
+}
+
 }  // namespace mcc::ir

@@ -28,6 +28,19 @@ std::string serialize_model(const Model& m);
 
 /// Reads a TensorProto file (ONNX test data input_K.pb / output_K.pb).
 Tensor load_tensor_pb(const std::string& path);
+/// A test-data value that is not a plain tensor: a sequence of tensors, or an optional (empty,
+/// or holding a tensor or a sequence).
+struct TestValue {
+  enum class Kind { Tensor, Sequence, None };
+  Kind kind = Kind::Tensor;
+  Tensor tensor;
+  std::vector<Tensor> seq;
+};
+/// Reads a test-data .pb file as the type the graph declares for `declared` (TensorProto,
+/// SequenceProto of tensors, or OptionalProto of a tensor/sequence), as onnx's own runner does.
+/// Maps and sparse tensors throw UnsupportedError.
+TestValue load_value_pb(const std::string& path, const Value& declared);
+
 /// Writes a TensorProto file.
 void save_tensor_pb(const Tensor& t, const std::string& path);
 

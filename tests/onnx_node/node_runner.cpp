@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "backends/compare.h"
@@ -28,6 +29,38 @@ std::string one_line(std::string s) {
   return s;
 }
 
+backends::RValue to_rvalue(ir::TestValue v) {
+  switch (v.kind) {
+    case ir::TestValue::Kind::Sequence: return backends::RValue::sequence(std::move(v.seq));
+    case ir::TestValue::Kind::None: return backends::RValue::none();
+    default: return backends::RValue::of(std::move(v.tensor));
+  }
+}
+
+// Reads test_data_set_N/input_K.pb and output_K.pb as the types the graph declares (tensors,
+// sequences, optionals), as onnx's runner does. input_K is the K-th input that is not an initializer.
+void load_test_data_set(const ir::Graph& g, const std::string& dir,
+                        std::vector<std::pair<std::string, backends::RValue>>& feeds,
+                        std::vector<std::optional<backends::RValue>>& expected) {
+  std::vector<const ir::Value*> data_inputs;
+  for (const ir::Value* v : g.inputs)
+    if (!v->initializer) data_inputs.push_back(v);
+  for (size_t k = 0;; ++k) {
+    const auto p = fs::path(dir) / ("input_" + std::to_string(k) + ".pb");
+    if (!fs::exists(p)) break;
+    if (k >= data_inputs.size()) throw ModelError(p.string() + ": the model has only " + std::to_string(data_inputs.size()) + " data inputs");
+    backends::RValue v = to_rvalue(ir::load_value_pb(p.string(), *data_inputs[k]));
+    // onnx's test generator stores bfloat16 data as uint16 arrays: read those bits as bf16.
+    if (data_inputs[k]->dtype == ir::DType::BF16 && v.tensor.dtype() == ir::DType::U16)
+      v.tensor = ir::Tensor::from_buffer(ir::DType::BF16, v.tensor.dims(), v.tensor.buffer());
+    feeds.emplace_back(data_inputs[k]->name, std::move(v));
+  }
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    const auto p = fs::path(dir) / ("output_" + std::to_string(k) + ".pb");
+    if (fs::exists(p)) expected[k] = to_rvalue(ir::load_value_pb(p.string(), *g.outputs[k]));
+  }
+}
+
 NodeCaseResult run_in_process(const std::string& case_dir, const NodeCaseOptions& opts) {
   NodeCaseResult r;
   try {
@@ -39,23 +72,16 @@ NodeCaseResult run_in_process(const std::string& case_dir, const NodeCaseOptions
       if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) dirs.push_back(e.path().string());
     std::sort(dirs.begin(), dirs.end());
     for (const auto& d : dirs) {
-      ir::BoundSample s = ir::bind_sample(*model.graph, ir::load_sample(d, true));
-      // onnx's test generator stores bfloat16 data as uint16 arrays: read those bits as bf16.
-      for (auto& [n, t] : s.feeds) {
-        const ir::Value* v = model.graph->find_value(n);
-        if (v && v->dtype == ir::DType::BF16 && t.dtype() == ir::DType::U16)
-          t = ir::Tensor::from_buffer(ir::DType::BF16, t.dims(), t.buffer());
-      }
       std::vector<std::pair<std::string, backends::RValue>> feeds;
-      for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(std::move(t)));
+      std::vector<std::optional<backends::RValue>> expected(model.graph->outputs.size());
+      load_test_data_set(*model.graph, d, feeds, expected);
       auto outs = exec.run(feeds);
       for (size_t k = 0; k < outs.size(); ++k) {
-        if (!s.expected[k]) continue;
-        if (s.expected[k]->dtype() == ir::DType::U16 && outs[k].kind == backends::RValue::Kind::Tensor &&
+        if (!expected[k]) continue;
+        if (expected[k]->tensor.dtype() == ir::DType::U16 && outs[k].kind == backends::RValue::Kind::Tensor &&
             outs[k].tensor.dtype() == ir::DType::BF16)
           outs[k].tensor = ir::Tensor::from_buffer(ir::DType::U16, outs[k].tensor.dims(), outs[k].tensor.buffer());
-        auto m = backends::compare_values(outs[k], backends::RValue::of(*s.expected[k]),
-                                          backends::Tolerance{opts.atol, opts.rtol});
+        auto m = backends::compare_values(outs[k], *expected[k], backends::Tolerance{opts.atol, opts.rtol});
         if (!m.allclose()) {
           r.reason = "output " + std::to_string(k) + " ('" + model.graph->outputs[k]->name + "') " +
                      (m.comparable ? std::to_string(m.not_close + m.nan_inf_mismatch) + " of " +

@@ -19,6 +19,7 @@ HEADER = {
 EXPLAIN = [
     (r"test_bernoulli|test_training_dropout|test_random", "random output: the expected values come from numpy's generator stream, which no other runtime reproduces"),
     (r"debian:node/test_cast_FLOAT_to_BFLOAT16$", "onnx 1.12 test data truncates f32 to bf16; mcc rounds to nearest even as the spec (and onnx >= 1.13's data) require"),
+    (r"debian:node/test_adam_multiple$", "onnx 1.12 data was generated with epsilon=1e-2 but the model omits epsilon, so the spec default 1e-6 applies (fixed in onnx 1.22's copy, which passes)"),
     (r"debian:node/test_castlike_.*BFLOAT16", "test data inconsistent with the model: input 'like' is [1] but the model declares [3,4] (mcc checks declared input shapes)"),
 ]
 
