@@ -2,6 +2,7 @@
 #include "backends/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <unordered_set>
 
@@ -229,7 +230,17 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
     KernelContext ctx(*n, std::move(ins), *this);
     ctx.scope_ = &scope;
     try {
-      kernel_for(*n)(ctx);
+      if (opts_.profile) {
+        const auto t0 = std::chrono::steady_clock::now();
+        kernel_for(*n)(ctx);
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        auto [it, fresh] = node_time_index_.emplace(n, node_times_.size());
+        if (fresh) node_times_.push_back(NodeTime{n, 0.0, 0});
+        node_times_[it->second].seconds += sec;
+        ++node_times_[it->second].calls;
+      } else {
+        kernel_for(*n)(ctx);
+      }
     } catch (Error& e) {
       if (std::string(e.what()).find(n->describe()) == std::string::npos) e.add_context(n->describe());
       throw;

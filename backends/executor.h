@@ -19,6 +19,7 @@ struct ExecOptions {
   int threads = 0;                 // 0 = all cores (process-wide pool, see ThreadPool)
   const Backend* backend = nullptr;  // nullptr = cpu
   bool keep_all_values = false;    // do not free intermediates (per-layer comparison)
+  bool profile = false;            // accumulate wall time per node (see Executor::node_times)
 };
 
 /// Values visible while a graph runs; subgraph scopes chain to their parent.
@@ -44,6 +45,9 @@ class Executor {
   void set_observer(Observer o) { observer_ = std::move(o); }
 
   const ir::Model& model() const { return model_; }
+  /// Per-node accumulated wall time in seconds and run count, in first-run order (profile=true).
+  struct NodeTime { const ir::Node* node; double seconds; int64_t calls; };
+  const std::vector<NodeTime>& node_times() const { return node_times_; }
   /// A zero-filled tensor, reusing a released buffer of the same size when one is pooled.
   ir::Tensor allocate(ir::DType dt, std::vector<int64_t> dims);
   const Backend& backend() const { return *backend_; }
@@ -61,6 +65,8 @@ class Executor {
   // subgraph captures a value counts as one consumer).
   std::unordered_map<const ir::Graph*, std::unordered_map<const ir::Value*, int>> use_counts_;
   Observer observer_;
+  std::vector<NodeTime> node_times_;
+  std::unordered_map<const ir::Node*, size_t> node_time_index_;
   /// Buffers of released intermediates, by byte size, reused by allocate() (capped in bytes).
   void recycle(RValue& v);
   std::multimap<size_t, std::shared_ptr<ir::Buffer>> pool_;

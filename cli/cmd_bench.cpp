@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,7 @@ struct BenchOptions {
   int threads = 0, warmup = 3, runs = 20;
   std::vector<std::string> dims, shapes;
   bool json = false;
+  int profile_top = 0;  // print the N op types (and nodes) that take the most time
 };
 
 int run_bench(const BenchOptions& o) {
@@ -39,7 +41,9 @@ int run_bench(const BenchOptions& o) {
   std::vector<std::pair<std::string, backends::RValue>> feeds;
   for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(t));
 
-  backends::Executor exec(model.model, exec_options(o.backend, o.threads));
+  auto eopts = exec_options(o.backend, o.threads);
+  eopts.profile = o.profile_top > 0;
+  backends::Executor exec(model.model, eopts);
   for (int i = 0; i < o.warmup; ++i) exec.run(feeds);
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(o.runs));
@@ -68,6 +72,31 @@ int run_bench(const BenchOptions& o) {
                            {"median_ms", pct(0.5)}, {"p90_ms", pct(0.9)}, {"mean_ms", mean},
                            {"min_ms", sorted.front()}, {"max_ms", sorted.back()},
                            {"throughput_per_s", 1000.0 / pct(0.5)}, {"peak_rss_mb", peak_mb}};
+  if (o.profile_top > 0) {
+    // Time per op type and the slowest nodes, averaged over warm-up and timed runs.
+    const double runs = static_cast<double>(o.warmup + o.runs);
+    std::map<std::string, std::pair<double, int>> by_op;
+    double total = 0;
+    for (const auto& t : exec.node_times()) {
+      auto& e = by_op[t.node->op_type];
+      e.first += t.seconds / runs * 1000.0;
+      ++e.second;
+      total += t.seconds / runs * 1000.0;
+    }
+    std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
+    std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+    auto nodes = exec.node_times();
+    std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
+    nlohmann::ordered_json pj = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < ops.size() && i < static_cast<size_t>(o.profile_top); ++i)
+      pj.push_back({{"op", ops[i].first}, {"nodes", ops[i].second.second}, {"ms_per_run", ops[i].second.first},
+                    {"share", total > 0 ? ops[i].second.first / total : 0.0}});
+    j["profile_by_op"] = pj;
+    nlohmann::ordered_json nj = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < nodes.size() && i < static_cast<size_t>(o.profile_top); ++i)
+      nj.push_back({{"node", nodes[i].node->name}, {"op", nodes[i].node->op_type}, {"ms_per_run", nodes[i].seconds / runs * 1000.0}});
+    j["profile_by_node"] = nj;
+  }
   if (!o.report.empty()) write_file_atomically(o.report, j.dump(2) + "\n");
   if (o.json) {
     std::cout << j.dump(2) << "\n";
@@ -76,6 +105,16 @@ int run_bench(const BenchOptions& o) {
     std::printf("latency ms: median %.3f  p90 %.3f  mean %.3f  min %.3f  max %.3f\n", pct(0.5), pct(0.9), mean,
                 sorted.front(), sorted.back());
     std::printf("throughput: %.1f runs/s   peak RSS: %.1f MB\n", 1000.0 / pct(0.5), peak_mb);
+    if (j.contains("profile_by_op")) {
+      std::printf("\n%-24s %6s %12s %7s\n", "op", "nodes", "ms/run", "share");
+      for (const auto& e : j["profile_by_op"])
+        std::printf("%-24s %6d %12.3f %6.1f%%\n", e["op"].get<std::string>().c_str(), e["nodes"].get<int>(),
+                    e["ms_per_run"].get<double>(), 100.0 * e["share"].get<double>());
+      std::printf("\n%-40s %-20s %12s\n", "node", "op", "ms/run");
+      for (const auto& e : j["profile_by_node"])
+        std::printf("%-40s %-20s %12.3f\n", e["node"].get<std::string>().c_str(), e["op"].get<std::string>().c_str(),
+                    e["ms_per_run"].get<double>());
+    }
   }
   return 0;
 }
@@ -94,6 +133,7 @@ void add_bench_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("--threads", o->threads, "Threads (default: all cores)");
   sub->add_option("--report", o->report, "Write the JSON result to FILE");
   sub->add_flag("--json", o->json, "Print the JSON result on stdout");
+  sub->add_option("--profile", o->profile_top, "Also print the N op types and nodes that take the most time");
   sub->footer("Examples:\n  mcc bench model.onnx --threads 1 --runs 50\n  mcc bench model.onnx --dim batch=8 --json");
   sub->callback([o, &slot] { slot.set([o] { return run_bench(*o); }); });
 }
