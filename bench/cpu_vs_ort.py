@@ -71,8 +71,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--mcc", default=os.path.join(ROOT, "build", "mcc"))
     a = ap.parse_args()
-    models = a.models or sorted(glob.glob(os.path.join(ROOT, "golden", "*", "model.onnx"))) + \
-        sorted(glob.glob(os.path.join(ROOT, "..", "shared", "models", "*.onnx")))
+    models = a.models
+    if not models:
+        models = sorted(glob.glob(os.path.join(ROOT, "golden", "*", "model.onnx")))
+        seen = {open(m, "rb").read() for m in models}
+        # ../shared models not already bundled in golden/ (same bytes), with seeded random inputs.
+        models += [m for m in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "models", "*.onnx")))
+                   if open(m, "rb").read() not in seen]
     print("threads=%d warmup=%d runs=%d (median/p90 in ms)" % (a.threads, a.warmup, a.runs))
     print("%-48s %10s %10s %10s %10s %8s" % ("model", "mcc_med", "mcc_p90", "ort_med", "ort_p90", "mcc/ort"))
     with tempfile.TemporaryDirectory() as tmp:
