@@ -18,6 +18,14 @@ namespace mcc::backends::cpu {
 
 namespace {
 
+// Output positions [lo, hi) of one output row whose input column ow*s + off lies in [0, W).
+inline void valid_range(int64_t OW, int64_t W, int64_t s, int64_t off, int64_t& lo, int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / s + 1;
+  lo = std::min(lo, OW);
+  hi = std::min(hi, OW);
+}
+
 // Fills col[(ci, kd, kh, kw), j] for output positions [p0, p0 + nb) of one image and group.
 template <class T>
 void im2col_block(const WindowGeom& g, int64_t cg, const T* x, int64_t p0, int64_t nb, T* col) {
@@ -42,10 +50,18 @@ void im2col_block(const WindowGeom& g, int64_t cg, const T* x, int64_t p0, int64
             } else {
               const T* xr = xc + (id * H + ih) * W;
               const int64_t sw = g.stride[2], off = kw * g.dil[2] - g.pad_b[2];
-              for (int64_t t = 0; t < run; ++t) {
-                const int64_t iw = (ow0 + t) * sw + off;
-                dst[j + t] = (iw >= 0 && iw < W) ? xr[iw] : T(0);
-              }
+              // Output columns [lo, hi) of this row read inside the input; the rest is padding.
+              int64_t lo, hi;
+              valid_range(OW, W, sw, off, lo, hi);
+              lo = std::clamp(lo, ow0, ow0 + run);
+              hi = std::clamp(hi, lo, ow0 + run);
+              T* d = dst + j - ow0;  // indexed by output column
+              std::fill(d + ow0, d + lo, T(0));
+              if (sw == 1)
+                std::copy(xr + lo + off, xr + hi + off, d + lo);
+              else
+                for (int64_t ow = lo; ow < hi; ++ow) d[ow] = xr[ow * sw + off];
+              std::fill(d + hi, d + ow0 + run, T(0));
             }
             j += run;
             p += run;
@@ -54,18 +70,65 @@ void im2col_block(const WindowGeom& g, int64_t cg, const T* x, int64_t p0, int64
   }
 }
 
-// Output positions [lo, hi) of one output row whose input column ow*s + off lies in [0, W).
-inline void valid_range(int64_t OW, int64_t W, int64_t s, int64_t off, int64_t& lo, int64_t& hi) {
-  lo = off >= 0 ? 0 : (-off + s - 1) / s;
-  hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / s + 1;
-  lo = std::min(lo, OW);
-  hi = std::min(hi, OW);
+// Depthwise 1-D/2-D conv on a zero-padded copy of each plane (no bounds checks). With unit
+// strides every tap is one contiguous multiply-add over the output rows laid out with the padded
+// width (the extra columns are computed and dropped): long vectorisable loops even on 7x7 maps.
+template <class T>
+void depthwise_padded(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w,
+                      const T* bias, T* y) {
+  const WindowGeom& g = p.g;
+  const int64_t mult = p.m / p.group, KH = g.k[1], KW = g.k[2], ks = KH * KW;
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t PH = H + g.pad_b[1] + g.pad_e[1], PW = W + g.pad_b[2] + g.pad_e[2];
+  const int64_t tail = (KW - 1) * g.dil[2];
+  const bool unit = g.stride[1] == 1 && g.stride[2] == 1;
+  ctx.parallel_for(p.n * p.m, OH * PW * ks, [&](int64_t b, int64_t e) {
+    std::vector<T> padded(static_cast<size_t>(PH * PW + tail), T(0));
+    std::vector<T> acc(static_cast<size_t>(unit ? OH * PW : OH * OW));
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t oc = item % p.m, ni = item / p.m, ic = oc / mult;
+      const T* xc = x + (ni * p.c + ic) * H * W;
+      for (int64_t h = 0; h < H; ++h)
+        std::copy(xc + h * W, xc + (h + 1) * W, padded.data() + (h + g.pad_b[1]) * PW + g.pad_b[2]);
+      std::fill(acc.begin(), acc.end(), bias ? bias[oc] : T(0));
+      const T* wc = w + oc * ks;
+      T* yc = y + item * OH * OW;
+      if (unit) {
+        const int64_t len = OH * PW;
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const T wv = wc[kh * KW + kw];
+            const T* src = padded.data() + kh * g.dil[1] * PW + kw * g.dil[2];
+            T* a = acc.data();
+            for (int64_t q = 0; q < len; ++q) a[q] += wv * src[q];
+          }
+        for (int64_t oh = 0; oh < OH; ++oh)
+          std::copy(acc.data() + oh * PW, acc.data() + oh * PW + OW, yc + oh * OW);
+      } else {
+        const int64_t sh = g.stride[1], sw = g.stride[2];
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          T* a = acc.data() + oh * OW;
+          for (int64_t kh = 0; kh < KH; ++kh)
+            for (int64_t kw = 0; kw < KW; ++kw) {
+              const T wv = wc[kh * KW + kw];
+              const T* src = padded.data() + (oh * sh + kh * g.dil[1]) * PW + kw * g.dil[2];
+              for (int64_t ow = 0; ow < OW; ++ow) a[ow] += wv * src[ow * sw];
+            }
+        }
+        std::copy(acc.data(), acc.data() + OH * OW, yc);
+      }
+    }
+  });
 }
 
 template <class T>
 void depthwise(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w,
                const T* bias, T* y) {
   const WindowGeom& g = p.g;
+  if (g.in[0] == 1 && g.k[0] == 1) {
+    depthwise_padded(ctx, p, x, w, bias, y);
+    return;
+  }
   const int64_t mult = p.m / p.group, ks = g.k_size(), P = g.out_size();
   ctx.parallel_for(p.n * p.m, P * ks, [&](int64_t b, int64_t e) {
     for (int64_t item = b; item < e; ++item) {
