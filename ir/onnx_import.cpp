@@ -26,6 +26,7 @@
 
 #include "ir/onnx_io.h"
 #include "ir/onnx_proto_util.h"
+#include "ir/verifier.h"
 
 namespace mcc::ir {
 namespace {
@@ -620,7 +621,11 @@ Model load_model(const std::string& path) {
     onnx::ModelProto mp;
     if (!parse_model_fd(open_for_parse(path, "model"), mp))
       throw ModelError("not a valid ONNX model (protobuf parse failed: truncated or corrupt file)");
-    return import_model(mp, folder_of(path));
+    Model m = import_model(mp, folder_of(path));
+#ifndef NDEBUG
+    verify(m);  // debug builds check the IR invariants right after import
+#endif
+    return m;
   });
 }
 

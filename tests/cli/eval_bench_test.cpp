@@ -138,3 +138,13 @@ TEST_CASE("eval: an op the cpu backend lacks is exit 4 naming node, op and opset
   CHECK(r.err.find("FrobnicateNotAnOp") != std::string::npos);
   CHECK(r.err.find("17") != std::string::npos);
 }
+
+TEST_CASE("eval: outputs are byte-identical across runs for a fixed thread count") {
+  mcc::test::TempDir a("mcc-det-a"), b("mcc-det-b");
+  const std::string m = golden("yolox_nano") + "/model.onnx";
+  REQUIRE(run_mcc({"eval", m, "--inputs", golden("yolox_nano"), "--threads", "2", "--save-outputs", a.path.string()}).code == 0);
+  REQUIRE(run_mcc({"eval", m, "--inputs", golden("yolox_nano"), "--threads", "2", "--save-outputs", b.path.string()}).code == 0);
+  const auto x = mcc::test::slurp(a.path / "synthetic_0" / "output_0.npy");
+  CHECK(x.size() > 1000000);
+  CHECK(x == mcc::test::slurp(b.path / "synthetic_0" / "output_0.npy"));
+}

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ir/onnx_io.h"
+#include "ir/verifier.h"
 #include "support/paths.h"
 
 namespace fs = std::filesystem;
@@ -93,6 +94,7 @@ void roundtrip_one(const fs::path& model, const fs::path& tmp, CorpusResult& r) 
   if (!orig.ParseFromString(read_file(model))) return fail("the original does not parse");
   try {
     const ir::Model m = ir::load_model(model.string());
+    ir::verify(m);  // every imported model satisfies the IR invariants
     const fs::path out1 = tmp / "a.onnx";
     ir::save_model(m, out1.string());
     const std::string bytes1 = read_file(out1);
@@ -162,6 +164,13 @@ TEST_CASE("shared real models load and save losslessly" * doctest::skip(shared_m
   const CorpusResult r = roundtrip_corpus(mcc::test::shared_dir() / "models");
   report("shared models", r);
   CHECK(r.compared > 0);
+  CHECK(r.failed == 0);
+}
+
+TEST_CASE("bundled golden models load and save losslessly") {
+  const CorpusResult r = roundtrip_corpus(mcc::test::source_dir() / "golden");
+  report("golden", r);
+  CHECK(r.compared >= 3);
   CHECK(r.failed == 0);
 }
 
