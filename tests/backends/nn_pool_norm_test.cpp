@@ -284,3 +284,32 @@ TEST_CASE("Einsum: matmul, transpose, diagonal, sums, ellipsis, integers") {
   CHECK_THROWS_AS(NodeRun("Einsum", 12).in(a).s("equation", "ij,jk->ik").run(), mcc::ModelError);
   CHECK_THROWS_AS(NodeRun("Einsum", 12).in(a).s("equation", "ijk->i").run(), mcc::ModelError);
 }
+
+TEST_CASE("RMSNormalization and Col2Im") {
+  auto y = NodeRun("RMSNormalization", 23)
+               .in(tensor<float>({1, 2}, {3, 4}))
+               .in(tensor<float>({2}, {1, 2}))
+               .f("epsilon", 0.f)
+               .run();
+  const double rms = std::sqrt(12.5);
+  CHECK(max_diff(y[0], {3 / rms, 8 / rms}) < 1e-6);
+  CHECK_THROWS_AS(NodeRun("RMSNormalization", 23)
+                      .in(tensor<float>({1, 2}, {3, 4}))
+                      .in(tensor<float>({3}, {1, 1, 1}))
+                      .run(),
+                  mcc::ModelError);
+  // Four 2x2 blocks of ones folded into a 3x3 image count the overlaps.
+  auto c = NodeRun("Col2Im", 18)
+               .in(tensor<float>({1, 4, 4}, std::vector<float>(16, 1.f)))
+               .in(tensor<int64_t>({2}, {3, 3}))
+               .in(tensor<int64_t>({2}, {2, 2}))
+               .run();
+  CHECK(c[0].dims() == std::vector<int64_t>{1, 1, 3, 3});
+  CHECK(max_diff(c[0], {1, 2, 1, 2, 4, 2, 1, 2, 1}) == 0.0);
+  CHECK_THROWS_AS(NodeRun("Col2Im", 18)
+                      .in(tensor<float>({1, 4, 5}, std::vector<float>(20, 1.f)))
+                      .in(tensor<int64_t>({2}, {3, 3}))
+                      .in(tensor<int64_t>({2}, {2, 2}))
+                      .run(),
+                  mcc::ModelError);
+}

@@ -4,6 +4,7 @@
 // Algorithm: per image and group, col = W_g^T * X_g with Eigen GEMM (split over the pool), then
 // col2im scatter-add, parallel over output channels. Pads derived from output_shape may be
 // negative (the output then extends past the last full window), as in the ONNX reference.
+// Col2Im (opset 18): the same col2im scatter on 1-3 spatial dims; float dtypes as above.
 // Not supported: more than 3 spatial dims.
 #include <Eigen/Core>
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
 
@@ -187,10 +189,76 @@ Kernel make_conv_transpose(const ir::Node& node) {
   };
 }
 
+// Col2Im: input [N, C * prod(block), L] scattered into [N, C, image...]; the block grid is the
+// conv output grid of the image under (block, strides, dilations, pads).
+void col2im_kernel(KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  const ir::Tensor& x = ctx.in(0);
+  const auto image = read_int_tensor(n, ctx.in(1), "image_shape");
+  const auto block = read_int_tensor(n, ctx.in(2), "block_shape");
+  const auto nd = static_cast<int>(image.size());
+  if (nd < 1 || nd > 3 || block.size() != image.size())
+    throw ModelError(n.describe() +
+                     ": image_shape and block_shape must have the same length (1 to 3)");
+  const WindowAttrs a = WindowAttrs::parse(n);
+  if ((!a.strides.empty() && a.strides.size() != image.size()) ||
+      (!a.dilations.empty() && a.dilations.size() != image.size()) ||
+      (!a.pads.empty() && a.pads.size() != 2 * image.size()))
+    throw ModelError(n.describe() +
+                     ": strides, dilations and pads must match image_shape's length");
+  if (x.rank() != 3)
+    throw ModelError(n.describe() + ": input must be [N, C * prod(block_shape), L]");
+  WindowGeom g;
+  g.nd = nd;
+  int64_t ks = 1, L = 1;
+  for (int i = 0; i < nd; ++i) {
+    const int j = 3 - nd + i;
+    g.out[j] = image[i];
+    g.k[j] = block[i];
+    g.stride[j] = a.strides.empty() ? 1 : a.strides[i];
+    g.dil[j] = a.dilations.empty() ? 1 : a.dilations[i];
+    g.pad_b[j] = a.pads.empty() ? 0 : a.pads[i];
+    g.pad_e[j] = a.pads.empty() ? 0 : a.pads[nd + i];
+    const int64_t span = image[i] + g.pad_b[j] + g.pad_e[j] - (block[i] - 1) * g.dil[j] - 1;
+    if (block[i] <= 0 || image[i] <= 0 || span < 0)
+      throw ModelError(n.describe() + ": block_shape does not fit image_shape");
+    g.in[j] = span / g.stride[j] + 1;
+    ks *= block[i];
+    L *= g.in[j];
+  }
+  const int64_t N = x.dims()[0];
+  if (ks == 0 || x.dims()[1] % ks != 0 || x.dims()[2] != L)
+    throw ModelError(n.describe() + ": input dims do not match block_shape and the block count " +
+                     std::to_string(L));
+  const int64_t C = x.dims()[1] / ks;
+  std::vector<int64_t> od{N, C};
+  od.insert(od.end(), image.begin(), image.end());
+  ir::Tensor& y = ctx.alloc_output(0, x.dtype(), od);
+  ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": Col2Im", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const auto xs = x.data<T>();
+    auto ys = y.mutable_data<T>();
+    const int64_t OP = g.out_size();
+    ctx.parallel_for(N * C, ks * L, [&](int64_t b, int64_t e) {
+      std::vector<A> col(static_cast<size_t>(ks * L)), out(static_cast<size_t>(OP));
+      for (int64_t pl = b; pl < e; ++pl) {
+        for (size_t i = 0; i < col.size(); ++i)
+          col[i] = static_cast<A>(xs[static_cast<size_t>(pl * ks * L) + i]);
+        std::fill(out.begin(), out.end(), A(0));
+        col2im_channel(g, col.data(), L, out.data());
+        for (int64_t i = 0; i < OP; ++i)
+          ys[static_cast<size_t>(pl * OP + i)] = static_cast<T>(out[static_cast<size_t>(i)]);
+      }
+    });
+  });
+}
+
 }  // namespace
 
 void register_conv_transpose(KernelRegistry& r) {
   r.add("ConvTranspose", 1, 0, make_conv_transpose);
+  r.add("Col2Im", 18, 0, stateless(col2im_kernel));
 }
 
 }  // namespace mcc::backends::cpu

@@ -9,6 +9,7 @@
 //     optional Mean and InvStdDev outputs (f32).
 //   GroupNormalization (opsets 18, 21): scale/bias per group (18) or per channel (21), chosen by
 //     their size.
+//   RMSNormalization (opset 23): axis, epsilon, scale broadcast over the normalized dims.
 //   LRN (opsets 1, 13): across channels.
 //   LpNormalization (opsets 1, 22): p in {1, 2}; a zero norm gives 0.
 //   MeanVarianceNormalization (opsets 9, 13): axes (default [0, 2, 3]); (x - mean) / (std + 1e-9).
@@ -300,6 +301,51 @@ Kernel make_layer_norm(const ir::Node& node) {
   };
 }
 
+// ------------------------------------------------------------------ RMSNormalization
+
+Kernel make_rms_norm(const ir::Node& node) {
+  const float eps = node.attr_float("epsilon", 1e-5f);
+  const int64_t axis_attr = node.attr_int("axis", -1);
+  return [eps, axis_attr](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    const auto r = static_cast<int64_t>(x.rank());
+    const int64_t axis = normalize_axis(n, axis_attr, r);
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < r; ++i) (i < axis ? outer : inner) *= x.dims()[static_cast<size_t>(i)];
+    const std::vector<int64_t> norm_dims(x.dims().begin() + axis, x.dims().end());
+    const ir::Tensor& st = ctx.in(1);
+    if (st.rank() > norm_dims.size() || broadcast_shapes(n, st.dims(), norm_dims) != norm_dims)
+      throw ModelError(n.describe() + ": scale cannot be broadcast to the normalized shape");
+    const auto sv = read_doubles(n, st, "scale");
+    std::vector<double> scale(static_cast<size_t>(inner));
+    for_each_broadcast(norm_dims, {broadcast_strides(st.dims(), norm_dims)},
+                       [&](int64_t i, int64_t o, int64_t, int64_t) {
+                         scale[static_cast<size_t>(i)] = sv[static_cast<size_t>(o)];
+                       });
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
+    ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": RMSNormalization", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = acc_t<T>;
+      const T* xp = x.data<T>().data();
+      T* yp = y.mutable_data<T>().data();
+      ctx.parallel_for(outer, inner, [&](int64_t lo, int64_t hi) {
+        for (int64_t o = lo; o < hi; ++o) {
+          const T* xs = xp + o * inner;
+          double ss = 0;
+          for (int64_t i = 0; i < inner; ++i) ss += cvt<double>(xs[i]) * cvt<double>(xs[i]);
+          const auto inv =
+              static_cast<A>(1.0 / std::sqrt(ss / static_cast<double>(std::max<int64_t>(inner, 1)) +
+                                             static_cast<double>(eps)));
+          for (int64_t i = 0; i < inner; ++i)
+            yp[o * inner + i] =
+                static_cast<T>(cvt<A>(xs[i]) * inv * static_cast<A>(scale[static_cast<size_t>(i)]));
+        }
+      });
+    });
+  };
+}
+
 // ------------------------------------------------------------------ LRN, LpNormalization, MVN
 
 Kernel make_lrn(const ir::Node& node) {
@@ -425,6 +471,7 @@ void register_norm(KernelRegistry& r) {
   r.add("InstanceNormalization", 1, 0, make_instance_norm);
   r.add("LayerNormalization", 17, 0, make_layer_norm);
   r.add("GroupNormalization", 18, 0, make_group_norm);
+  r.add("RMSNormalization", 23, 0, make_rms_norm);
   r.add("LRN", 1, 0, make_lrn);
   r.add("LpNormalization", 1, 0, make_lp_norm);
   r.add("MeanVarianceNormalization", 9, 0, make_mvn);
