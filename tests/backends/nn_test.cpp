@@ -1,8 +1,9 @@
 // cpu kernels of the nn family: Conv, ConvTranspose, DeformConv, ConvInteger, QLinearConv, Gemm,
-// MatMul, MatMulInteger, QLinearMatMul. Expected values come from the ONNX operator spec examples
-// or are computed by hand / by the naive loops written here.
+// MatMul, MatMulInteger, QLinearMatMul, Attention. Expected values come from the ONNX operator
+// spec examples or are computed by hand / by the naive loops written here.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <random>
 
 #include "backends/cpu/kernels/conv_util.h"
@@ -402,4 +403,42 @@ TEST_CASE(
                       .in(tensor<float>({1, 18, 2, 2}, std::vector<float>(72, 0.f)))
                       .run(),
                   mcc::ModelError);
+}
+
+TEST_CASE("Attention: softmax weights, causal and boolean masks, present key/value, 3-D heads") {
+  const Tensor q = tensor<float>({1, 1, 1, 2}, {1, 0});
+  const Tensor k = tensor<float>({1, 1, 2, 2}, {1, 0, 0, 1});
+  const Tensor v = tensor<float>({1, 1, 2, 1}, {1, 3});
+  const double e = std::exp(1.0);
+  Tensor mask = Tensor::allocate(DType::Bool, {1, 2});
+  mask.mutable_data<bool>()[1] = true;  // attend to the second key only
+  auto y = NodeRun("Attention", 23)
+               .in(q)
+               .in(k)
+               .in(v)
+               .outs(4)
+               .f("scale", 1.f)
+               .i("qk_matmul_output_mode", 3)
+               .run();
+  CHECK(max_diff(y[0], {(e + 3) / (e + 1)}) < 1e-6);
+  CHECK(max_diff(y[1], {1, 0, 0, 1}) == 0.0);  // present_key = K without a past
+  CHECK(max_diff(y[3], {e / (e + 1), 1 / (e + 1)}) < 1e-6);
+  y = NodeRun("Attention", 23).in(q).in(k).in(v).i("is_causal", 1).run();
+  CHECK(max_diff(y[0], {1}) < 1e-6);  // the only query sees only the first key
+  y = NodeRun("Attention", 23).in(q).in(k).in(v).in(mask).run();
+  CHECK(max_diff(y[0], {3}) < 1e-6);
+  // 3-D layout with 2 query heads sharing 1 kv head: both heads give the same row.
+  auto y3 = NodeRun("Attention", 23)
+                .in(tensor<float>({1, 1, 4}, {1, 0, 1, 0}))
+                .in(tensor<float>({1, 2, 2}, {1, 0, 0, 1}))
+                .in(tensor<float>({1, 2, 1}, {1, 3}))
+                .i("q_num_heads", 2)
+                .i("kv_num_heads", 1)
+                .f("scale", 1.f)
+                .run();
+  CHECK(y3[0].dims() == std::vector<int64_t>{1, 1, 2});
+  CHECK(max_diff(y3[0], {(e + 3) / (e + 1), (e + 3) / (e + 1)}) < 1e-6);
+  CHECK_THROWS_AS(
+      NodeRun("Attention", 23).in(q).in(tensor<float>({1, 1, 2, 3}, iota(6))).in(v).run(),
+      mcc::ModelError);
 }

@@ -11,4 +11,5 @@ void register_gemm(KernelRegistry& r);            // gemm.cpp
 void register_pool(KernelRegistry& r);            // pool.cpp
 void register_norm(KernelRegistry& r);            // norm.cpp
 void register_einsum(KernelRegistry& r);          // einsum.cpp
+void register_attention(KernelRegistry& r);       // attention.cpp
 }  // namespace mcc::backends::cpu

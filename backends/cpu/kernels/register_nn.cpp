@@ -12,5 +12,6 @@ void register_nn(KernelRegistry& r) {
   register_pool(r);
   register_norm(r);
   register_einsum(r);
+  register_attention(r);
 }
 }  // namespace mcc::backends::cpu

@@ -1,0 +1,258 @@
+// Attention (opset 23+): scaled dot-product attention on 3-D ([B, S, H * d], with q_num_heads /
+// kv_num_heads) or 4-D ([B, H, S, d]) Q/K/V; grouped-query attention (query head h reads kv head
+// h / (Hq / Hkv)); past_key/past_value concatenated into present_key/present_value; boolean or
+// additive attn_mask broadcast to [B, Hq, Sq, T] (a mask shorter than T masks the rest); is_causal
+// aligned bottom-right (query i sees key j iff j <= i + past length); softcap before the mask;
+// qk_matmul_output modes 0/1 (scores after softcap), 2 (after the mask) and 3 (probabilities).
+// A row whose mask blocks every key gives zero probabilities and a zero output row.
+// dtypes: f32, f64, f16, bf16 (f16/bf16 computed in f32; f64 in f64); the QK and PV products use
+// Eigen GEMM, parallel over (batch, head).
+// nonpad_kv_seqlen (opset 24) masks padded keys per batch. Not supported: sliding windows.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "backends/cpu/kernels/kernel_util.h"
+#include "backends/cpu/kernels/nn_register.h"
+#include "ir/errors.h"
+
+namespace mcc::backends::cpu {
+
+namespace {
+
+struct AttentionAttrs {
+  bool causal = false;
+  int64_t q_heads = 0, kv_heads = 0, mode = 0;
+  float scale = 0.f, softcap = 0.f;
+  bool has_scale = false;
+};
+
+template <class A, class T>
+std::vector<A> load(const ir::Tensor& t) {
+  std::vector<A> v;
+  v.reserve(static_cast<size_t>(t.numel()));
+  for (T e : t.data<T>()) v.push_back(static_cast<A>(static_cast<float>(e)));
+  return v;
+}
+
+template <>
+std::vector<double> load<double, double>(const ir::Tensor& t) {
+  auto d = t.data<double>();
+  return {d.begin(), d.end()};
+}
+
+// [B, S, H * d] -> [B, H, S, d].
+template <class A>
+std::vector<A> to_heads(const std::vector<A>& v, int64_t B, int64_t S, int64_t H, int64_t d) {
+  std::vector<A> o(v.size());
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t h = 0; h < H; ++h)
+        std::copy_n(v.begin() + ((b * S + s) * H + h) * d, d,
+                    o.begin() + ((b * H + h) * S + s) * d);
+  return o;
+}
+
+Kernel make_attention(const ir::Node& node) {
+  AttentionAttrs a;
+  a.causal = node.attr_int("is_causal", 0) != 0;
+  a.q_heads = node.attr_int("q_num_heads", 0);
+  a.kv_heads = node.attr_int("kv_num_heads", 0);
+  a.mode = node.attr_int("qk_matmul_output_mode", 0);
+  a.has_scale = node.has_attr("scale");
+  a.scale = node.attr_float("scale", 0.f);
+  a.softcap = node.attr_float("softcap", 0.f);
+  if (a.mode < 0 || a.mode > 3)
+    throw ModelError(node.describe() + ": qk_matmul_output_mode must be 0..3");
+  if (node.attr_int("left_window_size", -1) != -1 || node.attr_int("right_window_size", -1) != -1)
+    throw UnsupportedError(node.describe() +
+                           ": Attention sliding windows are not supported by the cpu backend");
+  return [a](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& q = ctx.in(0);
+    const ir::Tensor& k = ctx.in(1);
+    const ir::Tensor& v = ctx.in(2);
+    const size_t rank = q.rank();
+    if ((rank != 3 && rank != 4) || k.rank() != rank || v.rank() != rank)
+      throw ModelError(n.describe() + ": Q, K and V must all be 3-D or all be 4-D");
+    if (k.dtype() != q.dtype() || v.dtype() != q.dtype())
+      throw ModelError(n.describe() + ": Q, K and V must have the same dtype");
+    const int64_t B = q.dims()[0];
+    int64_t Hq, Hkv, Sq, Skv, d, dv;
+    if (rank == 3) {
+      if (a.q_heads <= 0 || a.kv_heads <= 0)
+        throw ModelError(n.describe() + ": 3-D inputs need q_num_heads and kv_num_heads");
+      Hq = a.q_heads;
+      Hkv = a.kv_heads;
+      Sq = q.dims()[1];
+      Skv = k.dims()[1];
+      if (q.dims()[2] % Hq || k.dims()[2] % Hkv || v.dims()[2] % Hkv)
+        throw ModelError(n.describe() + ": hidden sizes must be divisible by the head counts");
+      d = q.dims()[2] / Hq;
+      dv = v.dims()[2] / Hkv;
+      if (k.dims()[2] / Hkv != d) throw ModelError(n.describe() + ": Q and K head sizes differ");
+    } else {
+      Hq = q.dims()[1];
+      Hkv = k.dims()[1];
+      Sq = q.dims()[2];
+      Skv = k.dims()[2];
+      d = q.dims()[3];
+      dv = v.dims()[3];
+      if (k.dims()[3] != d || v.dims()[1] != Hkv)
+        throw ModelError(n.describe() + ": K/V shapes do not match Q");
+    }
+    if (k.dims()[0] != B || v.dims()[0] != B || v.dims()[rank == 3 ? 1 : 2] != Skv)
+      throw ModelError(n.describe() + ": K and V must share batch and sequence length");
+    if (Hkv <= 0 || Hq % Hkv != 0)
+      throw ModelError(n.describe() + ": q heads must be a multiple of kv heads");
+    const bool has_past = ctx.has_input(4) && ctx.has_input(5);
+    if (ctx.has_input(4) != ctx.has_input(5))
+      throw ModelError(n.describe() + ": past_key and past_value must be given together");
+    const int64_t P = has_past ? ctx.in(4).dims().at(2) : 0;
+    const int64_t T = P + Skv;
+    // nonpad_kv_seqlen (opset 24): keys at or past nonpad[b] are padding; the causal frontier
+    // of an external cache is nonpad[b] - Sq.
+    std::vector<int64_t> nonpad;
+    if (ctx.has_input(6)) {
+      if (has_past)
+        throw ModelError(n.describe() +
+                         ": nonpad_kv_seqlen cannot be combined with past_key/past_value");
+      nonpad = read_int_tensor(n, ctx.in(6), "nonpad_kv_seqlen");
+      if (static_cast<int64_t>(nonpad.size()) != B)
+        throw ModelError(n.describe() + ": nonpad_kv_seqlen must have one value per batch");
+    }
+    if (has_past && (ctx.in(4).dims() != std::vector<int64_t>{B, Hkv, P, d} ||
+                     ctx.in(5).dims() != std::vector<int64_t>{B, Hkv, P, dv}))
+      throw ModelError(n.describe() +
+                       ": past_key/past_value must be [B, kv_heads, past, head_size]");
+    // Mask, right-aligned against [B, Hq, Sq, Tm] with Tm its own last dim (keys past Tm masked).
+    const bool has_mask = ctx.has_input(3);
+    std::vector<int64_t> mstrides;
+    int64_t Tm = T;
+    std::vector<float> mask;
+    if (has_mask) {
+      const ir::Tensor& m = ctx.in(3);
+      if (m.rank() < 1 || m.rank() > 4)
+        throw ModelError(n.describe() + ": attn_mask must have rank 1 to 4");
+      Tm = m.dims().back();
+      const std::vector<int64_t> full{B, Hq, Sq, Tm};
+      if (Tm > T || broadcast_shapes(n, m.dims(), full) != full)
+        throw ModelError(n.describe() +
+                         ": attn_mask cannot be broadcast to [B, q_heads, q_len, total_len]");
+      mstrides = broadcast_strides(m.dims(), full);
+      if (m.dtype() == ir::DType::Bool) {
+        for (bool b : m.data<bool>())
+          mask.push_back(b ? 0.f : -std::numeric_limits<float>::infinity());
+      } else {
+        mask = read_float_tensor(n, m, "attn_mask");
+      }
+    }
+    const std::vector<int64_t> y_dims =
+        rank == 4 ? std::vector<int64_t>{B, Hq, Sq, dv} : std::vector<int64_t>{B, Sq, Hq * dv};
+    ir::Tensor& y = ctx.alloc_output(0, q.dtype(), y_dims);
+    ir::dispatch<MCC_FLOAT_DTYPES>(q.dtype(), n.describe() + ": Attention", [&](auto tag) {
+      using T_ = typename decltype(tag)::type;
+      using A = std::conditional_t<std::is_same_v<T_, double>, double, float>;
+      using RM = Eigen::Matrix<A, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      std::vector<A> qv = load<A, T_>(q), kv = load<A, T_>(k), vv = load<A, T_>(v);
+      if (rank == 3) {
+        qv = to_heads(qv, B, Sq, Hq, d);
+        kv = to_heads(kv, B, Skv, Hkv, d);
+        vv = to_heads(vv, B, Skv, Hkv, dv);
+      }
+      // present = concat(past, new) along the sequence axis.
+      std::vector<A> kt(static_cast<size_t>(B * Hkv * T * d)),
+          vt(static_cast<size_t>(B * Hkv * T * dv));
+      const std::vector<A> pk = has_past ? load<A, T_>(ctx.in(4)) : std::vector<A>{};
+      const std::vector<A> pv = has_past ? load<A, T_>(ctx.in(5)) : std::vector<A>{};
+      for (int64_t bh = 0; bh < B * Hkv; ++bh) {
+        std::copy_n(pk.begin() + bh * P * d, P * d, kt.begin() + bh * T * d);
+        std::copy_n(kv.begin() + bh * Skv * d, Skv * d, kt.begin() + (bh * T + P) * d);
+        std::copy_n(pv.begin() + bh * P * dv, P * dv, vt.begin() + bh * T * dv);
+        std::copy_n(vv.begin() + bh * Skv * dv, Skv * dv, vt.begin() + (bh * T + P) * dv);
+      }
+      const A scale =
+          static_cast<A>(a.has_scale ? a.scale : 1.0 / std::sqrt(static_cast<double>(d)));
+      const bool want_qk = ctx.num_outputs() > 3 && ctx.wants_output(3);
+      std::vector<A> qk_out(want_qk ? static_cast<size_t>(B * Hq * Sq * T) : 0);
+      std::vector<A> yv(static_cast<size_t>(B * Hq * Sq * dv));
+      const A ninf = -std::numeric_limits<A>::infinity();
+      ctx.parallel_for(B * Hq, Sq * T * (d + dv), [&](int64_t lo, int64_t hi) {
+        RM s(Sq, T);
+        std::vector<A> bias(static_cast<size_t>(T));
+        for (int64_t bh = lo; bh < hi; ++bh) {
+          const int64_t b = bh / Hq, h = bh % Hq, kh = h / (Hq / Hkv);
+          Eigen::Map<const RM> qm(qv.data() + bh * Sq * d, Sq, d);
+          Eigen::Map<const RM> km(kt.data() + (b * Hkv + kh) * T * d, T, d);
+          Eigen::Map<const RM> vm(vt.data() + (b * Hkv + kh) * T * dv, T, dv);
+          s.noalias() = qm * km.transpose();
+          s *= scale;
+          for (int64_t i = 0; i < Sq; ++i) {
+            A* row = s.data() + i * T;
+            bool any = false;
+            for (int64_t j = 0; j < T; ++j) {
+              A bj = 0;
+              if (has_mask) {
+                bj = j < Tm ? static_cast<A>(
+                                  mask[static_cast<size_t>(b * mstrides[0] + h * mstrides[1] +
+                                                           i * mstrides[2] + j * mstrides[3])])
+                            : ninf;
+              }
+              if (a.causal && j > i + (nonpad.empty() ? P : nonpad[static_cast<size_t>(b)] - Sq))
+                bj = ninf;
+              if (!nonpad.empty() && j >= nonpad[static_cast<size_t>(b)]) bj = ninf;
+              bias[static_cast<size_t>(j)] = bj;
+              any = any || bj != ninf;
+              if (a.softcap > 0)
+                row[j] = static_cast<A>(a.softcap) * std::tanh(row[j] / static_cast<A>(a.softcap));
+            }
+            A* qo = want_qk ? qk_out.data() + (bh * Sq + i) * T : nullptr;
+            if (qo && a.mode <= 1) std::copy_n(row, T, qo);
+            for (int64_t j = 0; j < T; ++j) row[j] += bias[static_cast<size_t>(j)];
+            if (qo && a.mode == 2) std::copy_n(row, T, qo);
+            // Softmax; a row with every key masked gets zero probabilities.
+            A mx = ninf;
+            for (int64_t j = 0; j < T; ++j) mx = std::max(mx, row[j]);
+            if (!any || mx == ninf) {
+              std::fill(row, row + T, A(0));
+            } else {
+              A sum = 0;
+              for (int64_t j = 0; j < T; ++j) sum += (row[j] = std::exp(row[j] - mx));
+              for (int64_t j = 0; j < T; ++j) row[j] /= sum;
+            }
+            if (qo && a.mode == 3) std::copy_n(row, T, qo);
+          }
+          Eigen::Map<RM> ym(yv.data() + bh * Sq * dv, Sq, dv);
+          ym.noalias() = s * vm;
+        }
+      });
+      auto yo = y.mutable_data<T_>();
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < Hq; ++h)
+          for (int64_t i = 0; i < Sq; ++i)
+            for (int64_t c = 0; c < dv; ++c) {
+              const A val = yv[static_cast<size_t>(((b * Hq + h) * Sq + i) * dv + c)];
+              const int64_t o =
+                  rank == 4 ? ((b * Hq + h) * Sq + i) * dv + c : ((b * Sq + i) * Hq + h) * dv + c;
+              yo[static_cast<size_t>(o)] = static_cast<T_>(val);
+            }
+      auto store = [&](size_t idx, const std::vector<A>& src, std::vector<int64_t> dims) {
+        if (ctx.num_outputs() <= idx || !ctx.wants_output(idx)) return;
+        auto out = ctx.alloc_output(idx, q.dtype(), std::move(dims)).template mutable_data<T_>();
+        for (size_t i = 0; i < src.size(); ++i) out[i] = static_cast<T_>(src[i]);
+      };
+      store(1, kt, {B, Hkv, T, d});
+      store(2, vt, {B, Hkv, T, dv});
+      if (want_qk) store(3, qk_out, {B, Hq, Sq, T});
+    });
+  };
+}
+
+}  // namespace
+
+void register_attention(KernelRegistry& r) { r.add("Attention", 23, 0, make_attention); }
+
+}  // namespace mcc::backends::cpu
