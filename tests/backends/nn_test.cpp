@@ -1,6 +1,6 @@
 // cpu kernels of the nn family: Conv, ConvTranspose, DeformConv, ConvInteger, QLinearConv, Gemm,
-// MatMul, MatMulInteger, QLinearMatMul, Attention. Expected values come from the ONNX operator
-// spec examples or are computed by hand / by the naive loops written here.
+// MatMul, MatMulInteger, QLinearMatMul, Attention, RotaryEmbedding, CausalConvWithState. Expected
+// values come from the ONNX operator spec examples or are computed by hand / by the naive loops here.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -441,4 +441,39 @@ TEST_CASE("Attention: softmax weights, causal and boolean masks, present key/val
   CHECK_THROWS_AS(
       NodeRun("Attention", 23).in(q).in(tensor<float>({1, 1, 2, 3}, iota(6))).in(v).run(),
       mcc::ModelError);
+}
+
+TEST_CASE("CausalConvWithState and RotaryEmbedding") {
+  const Tensor x = tensor<float>({1, 1, 3}, {1, 2, 3});
+  const Tensor w = tensor<float>({1, 1, 2}, {1, 1});
+  auto y = NodeRun("CausalConvWithState", 27).in(x).in(w).outs(2).run();
+  CHECK(max_diff(y[0], {1, 3, 5}) == 0.0);  // [0 | 1 2 3] summed pairwise
+  CHECK(max_diff(y[1], {3}) == 0.0);        // the last k - 1 inputs carry over
+  y = NodeRun("CausalConvWithState", 27)
+          .in(x)
+          .in(w)
+          .none()
+          .in(tensor<float>({1, 1, 1}, {10}))
+          .s("activation", "silu")
+          .run();
+  CHECK(max_diff(y[0], {11 / (1 + std::exp(-11.0)), 3 / (1 + std::exp(-3.0)),
+                        5 / (1 + std::exp(-5.0))}) < 1e-5);
+  CHECK_THROWS_AS(NodeRun("CausalConvWithState", 27).in(x).in(w).s("activation", "gelu").run(),
+                  mcc::ModelError);
+  // A quarter turn: cos 0, sin 1 maps (x1, x2) = (1, 0) to (0, 1); the unrotated tail is copied.
+  auto r = NodeRun("RotaryEmbedding", 23)
+               .in(tensor<float>({1, 1, 1, 4}, {1, 0, 7, 8}))
+               .in(tensor<float>({1, 1, 1}, {0}))
+               .in(tensor<float>({1, 1, 1}, {1}))
+               .i("rotary_embedding_dim", 2)
+               .run();
+  CHECK(max_diff(r[0], {0, 1, 7, 8}) < 1e-7);
+  CHECK_THROWS_AS(NodeRun("RotaryEmbedding", 23)
+                      .in(tensor<float>({1, 1, 1, 4}, {1, 0, 7, 8}))
+                      .in(tensor<float>({1, 1, 1}, {0}))
+                      .in(tensor<float>({1, 1, 1}, {1}))
+                      .in(tensor<int64_t>({1, 1}, {5}))
+                      .i("rotary_embedding_dim", 2)
+                      .run(),
+                  mcc::ModelError);
 }

@@ -7,6 +7,8 @@
 // A row whose mask blocks every key gives zero probabilities and a zero output row.
 // dtypes: f32, f64, f16, bf16 (f16/bf16 computed in f32; f64 in f64); the QK and PV products use
 // Eigen GEMM, parallel over (batch, head).
+// RotaryEmbedding (opset 23): 3-D/4-D input, interleaved or half-split rotation, partial
+// rotary_embedding_dim, caches indexed by position_ids or given per position; f32 math.
 // nonpad_kv_seqlen (opset 24) masks padded keys per batch. Not supported: sliding windows.
 #include <Eigen/Core>
 #include <algorithm>
@@ -251,8 +253,80 @@ Kernel make_attention(const ir::Node& node) {
   };
 }
 
+// RotaryEmbedding: rotates the first rotary_embedding_dim values of each head by the cos/sin
+// rows of its position (position_ids into [max_pos, rd / 2] caches, or [B, S, rd / 2] caches).
+Kernel make_rotary(const ir::Node& node) {
+  const bool interleaved = node.attr_int("interleaved", 0) != 0;
+  const int64_t rd_attr = node.attr_int("rotary_embedding_dim", 0),
+                heads_attr = node.attr_int("num_heads", 0);
+  return [=](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    if (x.rank() != 3 && x.rank() != 4)
+      throw ModelError(n.describe() + ": input must be 3-D or 4-D");
+    const bool four = x.rank() == 4;
+    const int64_t B = x.dims()[0], S = four ? x.dims()[2] : x.dims()[1];
+    const int64_t H = four ? x.dims()[1] : heads_attr;
+    if (H <= 0 || (!four && x.dims()[2] % H != 0))
+      throw ModelError(n.describe() + ": 3-D input needs num_heads dividing the hidden size");
+    const int64_t hd = four ? x.dims()[3] : x.dims()[2] / H;
+    const int64_t rd = rd_attr ? rd_attr : hd, half = rd / 2;
+    if (rd > hd || rd % 2)
+      throw ModelError(n.describe() + ": rotary_embedding_dim must be even and <= head size");
+    const auto cosv = read_float_tensor(n, ctx.in(1), "cos_cache");
+    const auto sinv = read_float_tensor(n, ctx.in(2), "sin_cache");
+    if (ctx.in(1).dims() != ctx.in(2).dims() || ctx.in(1).dims().empty() ||
+        ctx.in(1).dims().back() != half)
+      throw ModelError(n.describe() +
+                       ": cos_cache/sin_cache must match and end in rotary_embedding_dim / 2");
+    std::vector<int64_t> pos;
+    if (ctx.has_input(3)) {
+      pos = read_int_tensor(n, ctx.in(3), "position_ids");
+      if (static_cast<int64_t>(pos.size()) != B * S)
+        throw ModelError(n.describe() + ": position_ids must be [B, S]");
+      const int64_t rows = static_cast<int64_t>(cosv.size()) / half;
+      for (int64_t p : pos)
+        if (p < 0 || p >= rows)
+          throw ModelError(n.describe() + ": position id " + std::to_string(p) +
+                           " is outside the cache");
+    } else if (static_cast<int64_t>(cosv.size()) != B * S * half) {
+      throw ModelError(
+          n.describe() +
+          ": without position_ids the caches must be [B, S, rotary_embedding_dim / 2]");
+    }
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
+    ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": RotaryEmbedding", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      const auto xv = x.data<T>();
+      auto yv = y.mutable_data<T>();
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t si = 0; si < S; ++si) {
+          const int64_t row = pos.empty() ? b * S + si : pos[static_cast<size_t>(b * S + si)];
+          const float* c = cosv.data() + row * half;
+          const float* sn = sinv.data() + row * half;
+          for (int64_t h = 0; h < H; ++h) {
+            const int64_t base = four ? ((b * H + h) * S + si) * hd : ((b * S + si) * H + h) * hd;
+            for (int64_t i = rd; i < hd; ++i)
+              yv[static_cast<size_t>(base + i)] = xv[static_cast<size_t>(base + i)];
+            for (int64_t i = 0; i < half; ++i) {
+              const int64_t i1 = interleaved ? 2 * i : i, i2 = interleaved ? 2 * i + 1 : i + half;
+              const A x1 = static_cast<A>(static_cast<float>(xv[static_cast<size_t>(base + i1)]));
+              const A x2 = static_cast<A>(static_cast<float>(xv[static_cast<size_t>(base + i2)]));
+              yv[static_cast<size_t>(base + i1)] = static_cast<T>(c[i] * x1 - sn[i] * x2);
+              yv[static_cast<size_t>(base + i2)] = static_cast<T>(sn[i] * x1 + c[i] * x2);
+            }
+          }
+        }
+    });
+  };
+}
+
 }  // namespace
 
-void register_attention(KernelRegistry& r) { r.add("Attention", 23, 0, make_attention); }
+void register_attention(KernelRegistry& r) {
+  r.add("Attention", 23, 0, make_attention);
+  r.add("RotaryEmbedding", 23, 0, make_rotary);
+}
 
 }  // namespace mcc::backends::cpu

@@ -4,10 +4,15 @@
 // in f32, stored back). Algorithms: 1x1/stride-1/unpadded convs are one GEMM per image and group;
 // depthwise convs (C/group == 1) run a direct per-channel loop; everything else is im2col on
 // column blocks + Eigen GEMM, blocks spread over the thread pool.
+// CausalConvWithState (opset 27): depthwise causal 1-D conv with carried state and optional SiLU,
+// through the same depthwise path; same dtypes (f64 in f64).
 // Not supported: more than 3 spatial dims.
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
@@ -261,7 +266,12 @@ template <class A, class T>
 std::vector<A> to_compute(const ir::Tensor& t) {
   auto d = t.data<T>();
   std::vector<A> v(d.size());
-  for (size_t i = 0; i < d.size(); ++i) v[i] = static_cast<A>(static_cast<float>(d[i]));
+  for (size_t i = 0; i < d.size(); ++i) {
+    if constexpr (std::is_arithmetic_v<T>)
+      v[i] = static_cast<A>(d[i]);
+    else
+      v[i] = static_cast<A>(static_cast<float>(d[i]));
+  }
   return v;
 }
 
@@ -299,8 +309,79 @@ Kernel make_conv(const ir::Node& node) {
   };
 }
 
+// CausalConvWithState: depthwise 1-D conv over [past_state | input] (zeros when no past), optional
+// fused SiLU; present_state = the last k - 1 positions of that concatenation.
+Kernel make_causal_conv(const ir::Node& node) {
+  const std::string act = node.attr_string("activation", "none");
+  if (act != "none" && act != "silu" && act != "swish")
+    throw ModelError(node.describe() + ": activation must be none, silu or swish, got '" + act +
+                     "'");
+  const bool silu = act != "none";
+  return [silu](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    const ir::Tensor& w = ctx.in(1);
+    if (x.rank() != 3 || w.rank() != 3 || w.dims()[0] != x.dims()[1] || w.dims()[1] != 1)
+      throw ModelError(n.describe() + ": input must be [B, C, L] and weight [C, 1, k]");
+    const int64_t B = x.dims()[0], C = x.dims()[1], L = x.dims()[2], k = w.dims()[2];
+    if (k < 1) throw ModelError(n.describe() + ": kernel size must be positive");
+    const bool has_b = ctx.has_input(2), has_past = ctx.has_input(3);
+    if (has_b && ctx.in(2).numel() != C)
+      throw ModelError(n.describe() + ": bias must have C values");
+    if (has_past && ctx.in(3).dims() != std::vector<int64_t>{B, C, k - 1})
+      throw ModelError(n.describe() + ": past_state must be [B, C, k - 1]");
+    for (size_t i = 1; i < 4; ++i)
+      if (ctx.has_input(i) && ctx.in(i).dtype() != x.dtype())
+        throw ModelError(n.describe() + ": all inputs must have the input's dtype");
+    const int64_t PL = L + k - 1;
+    ConvProblem p;
+    p.n = B;
+    p.c = C;
+    p.m = C;
+    p.group = C;
+    p.g.nd = 1;
+    p.g.in[2] = PL;
+    p.g.k[2] = k;
+    p.g.out[2] = L;
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), {B, C, L});
+    ir::dispatch<MCC_FLOAT_DTYPES>(
+        x.dtype(), n.describe() + ": CausalConvWithState", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+          const auto xv = to_compute<A, T>(x), wv = to_compute<A, T>(w);
+          const auto bv = has_b ? to_compute<A, T>(ctx.in(2)) : std::vector<A>{};
+          const auto pv = has_past ? to_compute<A, T>(ctx.in(3))
+                                   : std::vector<A>(static_cast<size_t>(B * C * (k - 1)), A(0));
+          std::vector<A> padded(static_cast<size_t>(B * C * PL)),
+              out(static_cast<size_t>(B * C * L));
+          for (int64_t bc = 0; bc < B * C; ++bc) {
+            std::copy_n(pv.begin() + bc * (k - 1), k - 1, padded.begin() + bc * PL);
+            std::copy_n(xv.begin() + bc * L, L, padded.begin() + bc * PL + k - 1);
+          }
+          conv_run<A>(ctx, p, padded.data(), wv.data(), has_b ? bv.data() : nullptr, out.data());
+          auto yo = y.mutable_data<T>();
+          for (size_t i = 0; i < out.size(); ++i) {
+            // Rounded to the storage type first, as the reference applies SiLU to the stored conv
+            // output.
+            const A c = static_cast<A>(static_cast<float>(static_cast<T>(out[i])));
+            yo[i] = static_cast<T>(silu ? c / (A(1) + std::exp(-c)) : c);
+          }
+          if (ctx.num_outputs() > 1 && ctx.wants_output(1)) {
+            auto so = ctx.alloc_output(1, x.dtype(), {B, C, k - 1}).template mutable_data<T>();
+            for (int64_t bc = 0; bc < B * C; ++bc)
+              for (int64_t j = 0; j < k - 1; ++j)
+                so[static_cast<size_t>(bc * (k - 1) + j)] =
+                    static_cast<T>(padded[static_cast<size_t>(bc * PL + L + j)]);
+          }
+        });
+  };
+}
+
 }  // namespace
 
-void register_conv(KernelRegistry& r) { r.add("Conv", 1, 0, make_conv); }
+void register_conv(KernelRegistry& r) {
+  r.add("Conv", 1, 0, make_conv);
+  r.add("CausalConvWithState", 27, 0, make_causal_conv);
+}
 
 }  // namespace mcc::backends::cpu
