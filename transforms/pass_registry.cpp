@@ -5,12 +5,14 @@
 #include <cctype>
 
 #include "ir/errors.h"
+#include "transforms/fold.h"
 
 namespace mcc::transforms {
 
 // One line per built-in stage, e.g. `r.add(make_fold_pass);` (declare the factory in the stage's
 // own header and include it above). `mcc passes` and the spec parser pick a stage up from here.
 void register_builtin_passes(PassRegistry& r) {
+  r.add(make_fold_pass);
 }
 
 const PassRegistry& builtin_passes() {
