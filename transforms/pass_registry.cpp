@@ -6,6 +6,7 @@
 
 #include "ir/errors.h"
 #include "transforms/fold.h"
+#include "transforms/cast_fp16.h"
 
 namespace mcc::transforms {
 
@@ -13,6 +14,7 @@ namespace mcc::transforms {
 // own header and include it above). `mcc passes` and the spec parser pick a stage up from here.
 void register_builtin_passes(PassRegistry& r) {
   r.add(make_fold_pass);
+  r.add(make_fp16_pass);
 }
 
 const PassRegistry& builtin_passes() {
