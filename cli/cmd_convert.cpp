@@ -1,7 +1,9 @@
-// mcc convert MODEL -o OUT [-p SPEC | --state STATE] [--sidecar PATH]: load, verify, run the
-// pipeline (none yet: the empty pipeline is a lossless round trip), save atomically, and write the
-// sidecar state `<OUT without .onnx>.mcc.json` atomically too. The input is read fully before
-// anything is written and is never overwritten.
+// mcc convert MODEL -o OUT [-p SPEC | --state STATE] [--sidecar PATH] [--dry-run]: validate the
+// pipeline (exit 2 before any work), load and verify the input, run the stages (the empty
+// pipeline is a lossless round trip), save atomically, and write the sidecar state
+// `<OUT without .onnx>.mcc.json` atomically too. The input is read fully before anything is
+// written and is never overwritten. --state replays a saved state: same canonical pipeline, each
+// stage handed its own record, so the output is byte-identical to the run that wrote the state.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -9,21 +11,19 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/cmd_convert.h"
 #include "cli/commands.h"
 #include "cli/file_util.h"
 #include "cli/sha256.h"
 #include "cli/sidecar.h"
 #include "ir/onnx_io.h"
 #include "ir/verifier.h"
+#include "transforms/pass_manager.h"
+#include "transforms/pipeline.h"
 
 namespace fs = std::filesystem;
 
 namespace mcc::cli {
-
-struct ConvertOptions {
-  std::string input, output, pipeline, state_path, sidecar_path;
-  bool json = false;
-};
 
 namespace {
 
@@ -32,25 +32,14 @@ std::string folder_of(const std::string& path) {
   return p.empty() ? "." : p.string();
 }
 
-std::string trimmed(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
-}
-
-/// The canonical form of a pipeline spec. No stages exist in this build, so only the empty
-/// pipeline is valid; anything else names an unknown stage (exit 2) before any work is done.
-std::string canonical_pipeline(const std::string& spec) {
-  const std::string s = trimmed(spec);
-  if (s.empty()) return "";
-  const std::string first = s.substr(0, s.find_first_of(",{ "));
-  throw UsageError("unknown stage '" + first + "' in pipeline '" + s +
-                   "'; this build has no stages yet, so use an empty pipeline (-p '')");
+void print_dry_run(const transforms::Pipeline& p, bool json) {
+  if (json) std::cout << nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}.dump(2) << "\n";
+  else std::cout << p.to_string() << "\n";
 }
 
 }  // namespace
 
-int run_convert(const ConvertOptions& o) {
+int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registry) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string sidecar = o.sidecar_path.empty() ? default_sidecar_path(o.output) : o.sidecar_path;
   // Everything the user could have got wrong is checked before any work is done.
@@ -60,7 +49,16 @@ int run_convert(const ConvertOptions& o) {
     throw UsageError(o.output + ": -o names the input model; mcc never overwrites its input, choose another output path");
   if (same_file(sidecar, o.input) || same_file(sidecar, o.output))
     throw UsageError(sidecar + ": the sidecar path names the input or output model; choose another --sidecar");
-  std::string pipeline = canonical_pipeline(o.pipeline);
+  transforms::Pipeline pipeline;
+  std::string base_dir = ".";
+  if (o.state_path.empty()) {
+    pipeline = transforms::Pipeline::from_argument(o.pipeline, registry);
+    if (!o.pipeline.empty() && o.pipeline[0] == '@') base_dir = folder_of(o.pipeline.substr(1));
+    if (o.dry_run) {
+      print_dry_run(pipeline, o.json);
+      return 0;
+    }
+  }
 
   // Read the input fully; detach external data when the output goes to the same folder, so that
   // writing the output's data files cannot pull bytes from under the loaded model.
@@ -68,16 +66,24 @@ int run_convert(const ConvertOptions& o) {
   InputModel in = load_input_model(o.input, same_folder, /*with_sha256=*/true);
   spdlog::debug("loaded {} ({} bytes, sha256 {})", o.input, in.size, in.sha256);
 
+  nlohmann::ordered_json state_in;
   if (!o.state_path.empty()) {
-    const auto state = read_sidecar(o.state_path);
-    const std::string want = state["input"]["sha256"].get<std::string>();
+    state_in = read_sidecar(o.state_path);
+    const std::string want = state_in["input"]["sha256"].get<std::string>();
     if (want != in.sha256)
       throw ModelError(o.state_path + ": recorded for another input model (sha256 " + want.substr(0, 12) +
                        "..., this input " + in.sha256.substr(0, 12) + "...); pass the model it was made from");
     try {
-      pipeline = canonical_pipeline(state["pipeline"].get<std::string>());
+      pipeline = transforms::Pipeline::parse(state_in["pipeline"].get<std::string>(), registry);
     } catch (UsageError& e) {
-      throw ModelError(o.state_path + ": " + e.message());
+      throw ModelError(o.state_path + ": the recorded pipeline is not valid for this mcc (" + e.message() + ")");
+    }
+    transforms::check_replay_records(pipeline, state_in.contains("stages") ? state_in["stages"] : nlohmann::ordered_json(),
+                                     o.state_path);
+    base_dir = folder_of(o.state_path);
+    if (o.dry_run) {
+      print_dry_run(pipeline, o.json);
+      return 0;
     }
   }
 
@@ -87,6 +93,13 @@ int run_convert(const ConvertOptions& o) {
     e.add_context(o.input + ": the model is not valid");
     throw;
   }
+
+  transforms::PassManagerOptions pm_options;
+  pm_options.verify_each = o.verify_each;
+  pm_options.base_dir = base_dir;
+  pm_options.threads = o.threads;
+  const transforms::PassManager pm(pipeline, registry, pm_options);
+  const auto records = pm.run(in.model, o.state_path.empty() ? nullptr : &state_in["stages"]);
 
   try {
     ir::save_model(in.model, o.output);
@@ -100,7 +113,11 @@ int run_convert(const ConvertOptions& o) {
   rec.input_sha256 = in.sha256;
   rec.output_path = o.output;
   rec.output_sha256 = sha256_file_hex(o.output);
-  rec.pipeline = pipeline;
+  rec.pipeline = pipeline.to_string();
+  for (const auto& r : records) {
+    rec.stages.push_back(r.to_json());
+    rec.stage_seconds[r.label] = r.seconds;
+  }
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto state = make_sidecar(rec);
   try {
@@ -111,14 +128,20 @@ int run_convert(const ConvertOptions& o) {
     throw;
   }
   spdlog::info("wrote {} and {}", o.output, sidecar);
+  if (!o.state_path.empty() && state_in.contains("output") && state_in["output"].is_object() &&
+      state_in["output"].value("sha256", "") != rec.output_sha256)
+    spdlog::warn("{}: the replayed output differs from the one recorded in the state (sha256 {}... vs {}...); "
+                 "was the state written by another mcc version?",
+                 o.state_path, rec.output_sha256.substr(0, 12), state_in["output"].value("sha256", "").substr(0, 12));
 
   if (o.json) {
     nlohmann::ordered_json r = state;
     r["sidecar"] = sidecar;
     std::cout << r.dump(2) << "\n";
   } else {
-    std::cout << "output:  " << o.output << "  sha256 " << rec.output_sha256 << "\n"
-              << "state:   " << sidecar << "\n";
+    std::cout << "pipeline: " << (rec.pipeline.empty() ? "(empty)" : rec.pipeline) << "\n"
+              << "output:   " << o.output << "  sha256 " << rec.output_sha256 << "\n"
+              << "state:    " << sidecar << "\n";
   }
   return 0;
 }
@@ -128,15 +151,23 @@ void add_convert_command(CLI::App& app, CommandSlot& slot) {
   auto* sub = app.add_subcommand("convert", "Run a pipeline of stages; write the model and its sidecar state");
   sub->add_option("model", opt->input, "Input .onnx file")->required();
   sub->add_option("-o,--output", opt->output, "Output .onnx file (written atomically)")->required();
-  auto* p = sub->add_option("-p,--pipeline", opt->pipeline, "Pipeline spec, e.g. 'fold,fp16' (empty: round trip)");
+  auto* p = sub->add_option("-p,--pipeline", opt->pipeline,
+                            "Pipeline spec, e.g. 'fold,fp16{keep_io=true}', or @file.json / @file.yaml "
+                            "(empty: round trip; see 'mcc passes')");
   auto* s = sub->add_option("--state", opt->state_path, "Replay the pipeline recorded in this sidecar state");
   p->excludes(s);
   sub->add_option("--sidecar", opt->sidecar_path, "Where to write the state (default: <OUT without .onnx>.mcc.json)");
   sub->add_flag("--json", opt->json, "Print the run's state as JSON on stdout");
+  sub->add_flag("--dry-run", opt->dry_run, "Print the canonical pipeline and exit without writing anything");
+  sub->add_flag("!--no-verify", opt->verify_each, "Skip checking the IR after every stage (benchmarking only)");
+  sub->add_option("--threads", opt->threads, "Threads for stages that execute the model (0: all cores)")
+      ->check(CLI::NonNegativeNumber);
   sub->footer(
       "Examples:\n"
       "  mcc convert model.onnx -o out.onnx            # lossless round trip + out.mcc.json\n"
-      "  mcc convert model.onnx -o out.onnx --state prev.mcc.json");
+      "  mcc convert model.onnx -o out.onnx -p 'fold,fp16{keep_io=true}' --dry-run\n"
+      "  mcc convert model.onnx -o out.onnx -p @pipeline.yaml\n"
+      "  mcc convert model.onnx -o out.onnx --state prev.mcc.json   # byte-identical replay");
   sub->callback([opt, &slot] { slot.set([opt] { return run_convert(*opt); }); });
 }
 

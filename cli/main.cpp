@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   app.fallthrough();  // -q/-v work after the subcommand too
   app.set_version_flag("--version", MCC_VERSION);
   app.footer(std::string("\n") + exit_code_table() +
-             "\nExamples:\n  mcc inspect model.onnx\n  mcc convert model.onnx -o out.onnx\n"
+             "\nExamples:\n  mcc inspect model.onnx\n  mcc convert model.onnx -o out.onnx -p fold --dry-run\n  mcc passes\n"
              "Run 'mcc <command> -h' for the options of a command.");
   int verbose = 0;
   bool quiet = false;
@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   add_convert_command(app, slot);
   add_eval_command(app, slot);
   add_bench_command(app, slot);
+  add_passes_command(app, slot);
 
   try {
     app.parse(argc, argv);

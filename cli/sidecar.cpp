@@ -21,7 +21,7 @@ nlohmann::ordered_json make_sidecar(const SidecarRecord& r) {
   j["output"] = {{"path", r.output_path}, {"sha256", r.output_sha256}};
   j["pipeline"] = r.pipeline;
   j["stages"] = r.stages;
-  j["timings"] = {{"total_seconds", r.seconds}};
+  j["timings"] = {{"total_seconds", r.seconds}, {"stages", r.stage_seconds}};
   return j;
 }
 

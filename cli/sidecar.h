@@ -1,5 +1,14 @@
 // The sidecar state written next to every output model (SPEC §4): `<OUT without .onnx>.mcc.json`.
-// JSON via nlohmann::ordered_json: stable key order, floats printed shortest-round-trip.
+// JSON via nlohmann::ordered_json: stable key order, floats printed shortest-round-trip (the
+// text parses back to the same double bits).
+//
+// Layout: schema_version, tool {name, version}, input {path, size, sha256}, output {path, sha256},
+// pipeline (canonical text), stages [{label, pass, options, modified, stats, nodes_before,
+// nodes_after, initializer_bytes_before, initializer_bytes_after, record}], timings.
+//
+// Volatile keys — the only ones that differ between two identical runs — all live under the
+// top-level "timings" object: timings.total_seconds and timings.stages.<label> (seconds per
+// stage). Everything else is a function of the input bytes, the command line and the mcc version.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,9 +29,10 @@ struct SidecarRecord {
   std::string pipeline;                                      // canonical pipeline text
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   double seconds = 0;                                        // volatile: wall time of the run
+  nlohmann::ordered_json stage_seconds = nlohmann::ordered_json::object();  // volatile: label -> s
 };
 
-/// The state object. Volatile fields (differ between identical runs): "timings".
+/// The state object. Volatile fields (differ between identical runs): everything under "timings".
 nlohmann::ordered_json make_sidecar(const SidecarRecord& r);
 /// Serialized text: 2-space indented, trailing newline.
 std::string dump_sidecar(const nlohmann::ordered_json& j);

@@ -291,9 +291,9 @@ TEST_CASE("cli: unwritable output locations exit 2 and create nothing") {
 
 TEST_CASE("cli: an unknown pipeline stage is a usage error before any work") {
   mcc::test::TempDir tmp("mcc-cli-spec");
-  const RunResult r = run_mcc({"convert", mnist().string(), "-o", (tmp.path / "o.onnx").string(), "-p", "fold"});
+  const RunResult r = run_mcc({"convert", mnist().string(), "-o", (tmp.path / "o.onnx").string(), "-p", "fold-bn"});
   CHECK(r.code == 2);
   CHECK(one_error_line(r.err));
-  CHECK(r.err.find("'fold'") != std::string::npos);
+  CHECK(r.err.find("unknown stage 'fold-bn' (did you mean 'fold'?)") != std::string::npos);
   CHECK(listing(tmp.path).empty());
 }
