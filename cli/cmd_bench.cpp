@@ -26,6 +26,7 @@ struct BenchOptions {
   std::vector<std::string> dims, shapes;
   bool json = false;
   int profile_top = 0;  // print the N op types (and nodes) that take the most time
+  bool raw = false;     // include every run's latency in the JSON ("runs_ms")
 };
 
 int run_bench(const BenchOptions& o) {
@@ -72,6 +73,7 @@ int run_bench(const BenchOptions& o) {
                            {"median_ms", pct(0.5)}, {"p90_ms", pct(0.9)}, {"mean_ms", mean},
                            {"min_ms", sorted.front()}, {"max_ms", sorted.back()},
                            {"throughput_per_s", 1000.0 / pct(0.5)}, {"peak_rss_mb", peak_mb}};
+  if (o.raw) j["runs_ms"] = ms;
   if (o.profile_top > 0) {
     // Time per op type and the slowest nodes, averaged over warm-up and timed runs.
     const double runs = static_cast<double>(o.warmup + o.runs);
@@ -133,6 +135,7 @@ void add_bench_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("--threads", o->threads, "Threads (default: all cores)");
   sub->add_option("--report", o->report, "Write the JSON result to FILE");
   sub->add_flag("--json", o->json, "Print the JSON result on stdout");
+  sub->add_flag("--raw", o->raw, "Include every timed run's latency in the JSON (runs_ms)");
   sub->add_option("--profile", o->profile_top, "Also print the N op types and nodes that take the most time");
   sub->footer("Examples:\n  mcc bench model.onnx --threads 1 --runs 50\n  mcc bench model.onnx --dim batch=8 --json");
   sub->callback([o, &slot] { slot.set([o] { return run_bench(*o); }); });
