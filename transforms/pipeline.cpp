@@ -327,7 +327,22 @@ Pipeline PipelineBuilder::build(const std::vector<RawStage>& raw_in, const PassR
 }
 
 Pipeline Pipeline::parse(std::string_view spec, const PassRegistry& registry) {
-  return PipelineBuilder::build(tokenize_inline(spec, "pipeline '" + std::string(spec) + "'"), registry);
+  return with_one_line_errors(
+      [&] { return PipelineBuilder::build(tokenize_inline(spec, "pipeline '" + std::string(spec) + "'"), registry); });
+}
+
+std::string one_line(std::string_view s) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) out += std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
+    else out += c;
+  }
+  return out;
 }
 
 std::string Pipeline::to_string() const {

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ir/errors.h"
 #include "transforms/pass.h"
 #include "transforms/pass_registry.h"
 
@@ -67,6 +68,19 @@ class Pipeline {
   std::vector<Stage> stages_;
   friend struct PipelineBuilder;
 };
+
+/// `s` with control characters escaped ("\n" → "\\n"), so an error message stays one line.
+std::string one_line(std::string_view s);
+
+/// Runs `f`; a UsageError it throws is rethrown with its text made one line.
+template <class F>
+auto with_one_line_errors(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const UsageError& e) {
+    throw UsageError(one_line(e.what()));
+  }
+}
 
 /// "bool", "int", "float", "string", "list".
 const char* option_type_name(OptionType t);

@@ -148,12 +148,18 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 }  // namespace
 
+static Pipeline read_yaml(const std::string& text, const std::string& source, const PassRegistry& registry);
+
 Pipeline Pipeline::from_json(const nlohmann::ordered_json& j, const std::string& source, const PassRegistry& registry) {
   const Locate at = [&](const std::string& p) { return p.empty() ? source : source + ": " + p; };
-  return PipelineBuilder::build(read_pipeline(j, source, at), registry);
+  return with_one_line_errors([&] { return PipelineBuilder::build(read_pipeline(j, source, at), registry); });
 }
 
 Pipeline Pipeline::from_yaml(const std::string& text, const std::string& source, const PassRegistry& registry) {
+  return with_one_line_errors([&] { return read_yaml(text, source, registry); });
+}
+
+static Pipeline read_yaml(const std::string& text, const std::string& source, const PassRegistry& registry) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -183,12 +189,12 @@ Pipeline Pipeline::from_argument(std::string_view arg, const PassRegistry& regis
     try {
       j = json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-      throw UsageError(path + ": not valid JSON (" + e.what() + ")");
+      throw UsageError(one_line(path + ": not valid JSON (" + e.what() + ")"));
     }
     return from_json(j, path, registry);
   }
   if (ends_with(path, ".yaml") || ends_with(path, ".yml")) return from_yaml(text, path, registry);
-  return PipelineBuilder::build(tokenize_inline(text, path), registry);
+  return with_one_line_errors([&] { return PipelineBuilder::build(tokenize_inline(text, path), registry); });
 }
 
 }  // namespace mcc::transforms
