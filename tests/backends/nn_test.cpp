@@ -1,6 +1,8 @@
 // cpu kernels of the nn family: Conv, ConvTranspose, DeformConv, ConvInteger, QLinearConv, Gemm,
-// MatMul, MatMulInteger, QLinearMatMul, Attention, RotaryEmbedding, CausalConvWithState. Expected
-// values come from the ONNX operator spec examples or are computed by hand / by the naive loops here.
+// MatMul, MatMulInteger, QLinearMatMul, Attention, FlexAttention, LinearAttention, RotaryEmbedding,
+// CausalConvWithState. Expected values come from the ONNX operator spec examples or are computed
+// by hand / by the naive loops here.
+// here.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -476,4 +478,71 @@ TEST_CASE("CausalConvWithState and RotaryEmbedding") {
                       .i("rotary_embedding_dim", 2)
                       .run(),
                   mcc::ModelError);
+}
+
+TEST_CASE("LinearAttention: linear, gated and delta state updates") {
+  const Tensor q = tensor<float>({1, 2, 1}, {1, 1});
+  const Tensor k = tensor<float>({1, 2, 1}, {1, 2});
+  const Tensor v = tensor<float>({1, 2, 1}, {3, 4});
+  // linear: S = 1 * 3 = 3, then S = 3 + 2 * 4 = 11; o_t = S_t (q = 1, scale 1).
+  auto y = NodeRun("LinearAttention", 27)
+               .in(q)
+               .in(k)
+               .in(v)
+               .outs(2)
+               .i("q_num_heads", 1)
+               .i("kv_num_heads", 1)
+               .f("scale", 1.f)
+               .s("update_rule", "linear")
+               .run();
+  CHECK(max_diff(y[0], {3, 11}) < 1e-6);
+  CHECK(max_diff(y[1], {11}) < 1e-6);
+  // gated with decay log(0.5): S = 3, then 0.5 * 3 + 8 = 9.5.
+  const float lg = std::log(0.5f);
+  y = NodeRun("LinearAttention", 27)
+          .in(q)
+          .in(k)
+          .in(v)
+          .none()
+          .in(tensor<float>({1, 2, 1}, {lg, lg}))
+          .i("q_num_heads", 1)
+          .i("kv_num_heads", 1)
+          .f("scale", 1.f)
+          .s("update_rule", "gated")
+          .run();
+  CHECK(max_diff(y[0], {3, 9.5}) < 1e-5);
+  // delta with beta 1: S = 3, then v' = 4 - 3 * 2 = -2 and S = 3 + 2 * -2 = -1.
+  y = NodeRun("LinearAttention", 27)
+          .in(q)
+          .in(k)
+          .in(v)
+          .none()
+          .none()
+          .in(tensor<float>({1, 2, 1}, {1, 1}))
+          .i("q_num_heads", 1)
+          .i("kv_num_heads", 1)
+          .f("scale", 1.f)
+          .s("update_rule", "delta")
+          .run();
+  CHECK(max_diff(y[0], {3, -1}) < 1e-6);
+  CHECK_THROWS_AS(NodeRun("LinearAttention", 27)
+                      .in(q)
+                      .in(k)
+                      .in(v)
+                      .i("q_num_heads", 1)
+                      .i("kv_num_heads", 1)
+                      .run(),
+                  mcc::ModelError);  // gated_delta needs decay and beta
+}
+
+TEST_CASE("FlexAttention without modifiers is scaled dot-product attention") {
+  NodeRun r("FlexAttention", 1);
+  r.domain = "ai.onnx.preview";
+  auto y = r.in(tensor<float>({1, 1, 1, 2}, {1, 0}))
+               .in(tensor<float>({1, 1, 2, 2}, {1, 0, 0, 1}))
+               .in(tensor<float>({1, 1, 2, 1}, {1, 3}))
+               .f("scale", 1.f)
+               .run();
+  const double e = std::exp(1.0);
+  CHECK(max_diff(y[0], {(e + 3) / (e + 1)}) < 1e-6);
 }

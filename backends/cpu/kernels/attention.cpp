@@ -9,11 +9,16 @@
 // Eigen GEMM, parallel over (batch, head).
 // RotaryEmbedding (opset 23): 3-D/4-D input, interleaved or half-split rotation, partial
 // rotary_embedding_dim, caches indexed by position_ids or given per position; f32 math.
+// LinearAttention (opset 27): linear / gated / delta / gated_delta recurrent state updates with
+// GQA, past_state and present_state; f64 state math, f32 inputs.
+// FlexAttention (ai.onnx.preview 1): score_mod / prob_mod subgraphs around the softmax, GQA;
+// f32 scores (f64 for f64).
 // nonpad_kv_seqlen (opset 24) masks padded keys per batch. Not supported: sliding windows.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -322,11 +327,199 @@ Kernel make_rotary(const ir::Node& node) {
   };
 }
 
+// LinearAttention: the recurrent state S [B, Hkv, dk, dv] per step t: S *= exp(decay) (gated
+// rules), v <- beta * (v - S^T k) (delta rules), S += k v^T, then o = scale * q S for every query
+// head of the kv head's group. All math in f32 (f64 for f64 inputs), as the reference.
+Kernel make_linear_attention(const ir::Node& node) {
+  const std::string rule = node.attr_string("update_rule", "gated_delta");
+  if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+    throw ModelError(node.describe() + ": update_rule must be linear, gated, delta or gated_delta");
+  const int64_t Hq = node.attr_int("q_num_heads", 0), Hkv = node.attr_int("kv_num_heads", 0);
+  if (Hq <= 0 || Hkv <= 0 || Hq % Hkv != 0)
+    throw ModelError(node.describe() + ": q_num_heads must be a positive multiple of kv_num_heads");
+  const float scale_attr = node.attr_float("scale", 0.f);
+  const bool gating = rule == "gated" || rule == "gated_delta",
+             delta = rule == "delta" || rule == "gated_delta";
+  return [=](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& q = ctx.in(0);
+    const ir::Tensor& k = ctx.in(1);
+    const ir::Tensor& v = ctx.in(2);
+    if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3)
+      throw ModelError(n.describe() + ": query, key and value must be 3-D");
+    const int64_t B = q.dims()[0], T = q.dims()[1];
+    if (q.dims()[2] % Hq || k.dims()[2] % Hkv || v.dims()[2] % Hkv)
+      throw ModelError(n.describe() + ": hidden sizes must be divisible by the head counts");
+    const int64_t dk = q.dims()[2] / Hq, dv = v.dims()[2] / Hkv, group = Hq / Hkv;
+    if (k.dims() != std::vector<int64_t>{B, T, Hkv * dk} || v.dims()[0] != B || v.dims()[1] != T)
+      throw ModelError(n.describe() + ": key/value shapes do not match query");
+    if (gating != ctx.has_input(4))
+      throw ModelError(n.describe() + ": decay is required by, and only by, gated rules");
+    if (delta != ctx.has_input(5))
+      throw ModelError(n.describe() + ": beta is required by, and only by, delta rules");
+    std::vector<float> decay, beta;
+    int64_t decay_last = 0, beta_last = 0;
+    if (gating) {
+      const ir::Tensor& g = ctx.in(4);
+      decay_last = g.rank() == 3 ? g.dims()[2] : -1;
+      if (g.rank() != 3 || g.dims()[0] != B || g.dims()[1] != T ||
+          (decay_last != Hkv && decay_last != Hkv * dk))
+        throw ModelError(n.describe() +
+                         ": decay must be [B, T, kv_heads] or [B, T, kv_heads * dk]");
+      decay = read_float_tensor(n, g, "decay");
+    }
+    if (delta) {
+      const ir::Tensor& bt = ctx.in(5);
+      beta_last = bt.rank() == 3 ? bt.dims()[2] : -1;
+      if (bt.rank() != 3 || bt.dims()[0] != B || bt.dims()[1] != T ||
+          (beta_last != Hkv && beta_last != 1))
+        throw ModelError(n.describe() + ": beta must be [B, T, kv_heads] or [B, T, 1]");
+      beta = read_float_tensor(n, bt, "beta");
+    }
+    const bool has_past = ctx.has_input(3);
+    if (has_past && ctx.in(3).dims() != std::vector<int64_t>{B, Hkv, dk, dv})
+      throw ModelError(n.describe() + ": past_state must be [B, kv_heads, dk, dv]");
+    const ir::DType state_dt = has_past ? ctx.in(3).dtype() : q.dtype();
+    std::vector<double> state(static_cast<size_t>(B * Hkv * dk * dv), 0.0);
+    if (has_past) {
+      const auto ps = read_float_tensor(n, ctx.in(3), "past_state");
+      std::copy(ps.begin(), ps.end(), state.begin());
+    }
+    const double scale = scale_attr != 0.f ? scale_attr : 1.0 / std::sqrt(static_cast<double>(dk));
+    const auto qv = read_float_tensor(n, q, "query"), kv = read_float_tensor(n, k, "key"),
+               vv = read_float_tensor(n, v, "value");
+    std::vector<double> out(static_cast<size_t>(B * T * Hq * dv)), vt(static_cast<size_t>(dv));
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < Hkv; ++h) {
+          double* st = state.data() + (b * Hkv + h) * dk * dv;
+          const float* kt = kv.data() + ((b * T + t) * Hkv + h) * dk;
+          const float* vs = vv.data() + ((b * T + t) * Hkv + h) * dv;
+          if (gating)
+            for (int64_t d = 0; d < dk; ++d) {
+              const float g = decay[static_cast<size_t>((b * T + t) * decay_last +
+                                                        (decay_last == Hkv ? h : h * dk + d))];
+              const double f = std::exp(static_cast<double>(g));
+              for (int64_t m = 0; m < dv; ++m) st[d * dv + m] *= f;
+            }
+          for (int64_t m = 0; m < dv; ++m) vt[static_cast<size_t>(m)] = vs[m];
+          if (delta) {
+            const double bt =
+                beta[static_cast<size_t>((b * T + t) * beta_last + (beta_last == 1 ? 0 : h))];
+            for (int64_t m = 0; m < dv; ++m) {
+              double r = 0;
+              for (int64_t d = 0; d < dk; ++d) r += st[d * dv + m] * kt[d];
+              vt[static_cast<size_t>(m)] = bt * (vt[static_cast<size_t>(m)] - r);
+            }
+          }
+          for (int64_t d = 0; d < dk; ++d)
+            for (int64_t m = 0; m < dv; ++m) st[d * dv + m] += kt[d] * vt[static_cast<size_t>(m)];
+          for (int64_t r = 0; r < group; ++r) {
+            const int64_t qh = h * group + r;
+            const float* qt = qv.data() + ((b * T + t) * Hq + qh) * dk;
+            double* o = out.data() + ((b * T + t) * Hq + qh) * dv;
+            for (int64_t m = 0; m < dv; ++m) {
+              double acc = 0;
+              for (int64_t d = 0; d < dk; ++d) acc += qt[d] * st[d * dv + m];
+              o[m] = scale * acc;
+            }
+          }
+        }
+    auto write = [&](ir::Tensor& dst, const std::vector<double>& src) {
+      ir::dispatch<MCC_FLOAT_DTYPES>(dst.dtype(), n.describe() + ": LinearAttention",
+                                     [&](auto tag) {
+                                       using T_ = typename decltype(tag)::type;
+                                       auto o = dst.mutable_data<T_>();
+                                       for (size_t i = 0; i < src.size(); ++i)
+                                         o[i] = static_cast<T_>(static_cast<float>(src[i]));
+                                     });
+    };
+    write(ctx.alloc_output(0, q.dtype(), {B, T, Hq * dv}), out);
+    if (ctx.num_outputs() > 1 && ctx.wants_output(1))
+      write(ctx.alloc_output(1, state_dt, {B, Hkv, dk, dv}), state);
+  };
+}
+
+// FlexAttention (ai.onnx.preview): softmax(score_mod(scale * Q K^T)) then prob_mod, times V, with
+// GQA; score_mod/prob_mod are subgraphs run once on the whole [B, Hq, L, S] tensor.
+Kernel make_flex_attention(const ir::Node& node) {
+  const bool has_scale = node.has_attr("scale");
+  const float scale_attr = node.attr_float("scale", 0.f);
+  return [=](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& q = ctx.in(0);
+    const ir::Tensor& k = ctx.in(1);
+    const ir::Tensor& v = ctx.in(2);
+    if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+      throw ModelError(n.describe() + ": Q, K and V must be 4-D");
+    if (k.dtype() != q.dtype() || v.dtype() != q.dtype())
+      throw ModelError(n.describe() + ": Q, K and V must share a dtype");
+    const int64_t B = q.dims()[0], Hq = q.dims()[1], L = q.dims()[2], E = q.dims()[3];
+    const int64_t Hkv = k.dims()[1], S = k.dims()[2], Ev = v.dims()[3];
+    if (k.dims()[0] != B || v.dims()[0] != B || k.dims()[3] != E || v.dims()[1] != Hkv ||
+        v.dims()[2] != S || Hkv <= 0 || Hq % Hkv != 0)
+      throw ModelError(n.describe() + ": K/V shapes do not match Q");
+    const int64_t rep = Hq / Hkv;
+    ir::Tensor& y = ctx.alloc_output(0, q.dtype(), {B, Hq, L, Ev});
+    ir::dispatch<MCC_FLOAT_DTYPES>(q.dtype(), n.describe() + ": FlexAttention", [&](auto tag) {
+      using T_ = typename decltype(tag)::type;
+      using A = std::conditional_t<std::is_same_v<T_, double>, double, float>;
+      using RM = Eigen::Matrix<A, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      const auto qv = load<A, T_>(q), kv = load<A, T_>(k), vv = load<A, T_>(v);
+      const A scale =
+          static_cast<A>(has_scale ? scale_attr : 1.0 / std::sqrt(static_cast<double>(E)));
+      ir::Tensor scores = ir::Tensor::allocate(ir::dtype_of<A>(), {B, Hq, L, S});
+      A* sp = scores.mutable_data<A>().data();
+      for (int64_t bh = 0; bh < B * Hq; ++bh) {
+        const int64_t b = bh / Hq, kh = (bh % Hq) / rep;
+        Eigen::Map<const RM> qm(qv.data() + bh * L * E, L, E);
+        Eigen::Map<const RM> km(kv.data() + (b * Hkv + kh) * S * E, S, E);
+        Eigen::Map<RM>(sp + bh * L * S, L, S).noalias() = scale * (qm * km.transpose());
+      }
+      auto apply = [&](const char* attr, ir::Tensor t) {
+        const ir::Graph* g = n.attr_graph(attr);
+        if (!g) return t;
+        auto outs = ctx.run_subgraph(*g, {RValue::of(std::move(t))});
+        if (outs.empty() || outs[0].kind != RValue::Kind::Tensor ||
+            outs[0].tensor.dtype() != ir::dtype_of<A>() ||
+            outs[0].tensor.dims() != std::vector<int64_t>{B, Hq, L, S})
+          throw ModelError(n.describe() + ": " + attr +
+                           " must return one [B, H, L, S] tensor of the score dtype");
+        return outs[0].tensor;
+      };
+      ir::Tensor modded = apply("score_mod", std::move(scores));
+      ir::Tensor probs = ir::Tensor::allocate(ir::dtype_of<A>(), {B, Hq, L, S});
+      const A* mp = modded.data<A>().data();
+      A* pp = probs.mutable_data<A>().data();
+      for (int64_t r = 0; r < B * Hq * L; ++r) {
+        A mx = -std::numeric_limits<A>::infinity(), sum = 0;
+        for (int64_t j = 0; j < S; ++j) mx = std::max(mx, mp[r * S + j]);
+        for (int64_t j = 0; j < S; ++j) sum += (pp[r * S + j] = std::exp(mp[r * S + j] - mx));
+        for (int64_t j = 0; j < S; ++j) pp[r * S + j] /= sum;
+      }
+      const ir::Tensor pm = apply("prob_mod", std::move(probs));
+      const A* pmp = pm.data<A>().data();
+      auto yo = y.mutable_data<T_>();
+      RM out(L, Ev);
+      for (int64_t bh = 0; bh < B * Hq; ++bh) {
+        const int64_t b = bh / Hq, kh = (bh % Hq) / rep;
+        Eigen::Map<const RM> pmm(pmp + bh * L * S, L, S);
+        Eigen::Map<const RM> vm(vv.data() + (b * Hkv + kh) * S * Ev, S, Ev);
+        out.noalias() = pmm * vm;
+        for (int64_t i = 0; i < L * Ev; ++i)
+          yo[static_cast<size_t>(bh * L * Ev + i)] = static_cast<T_>(out.data()[i]);
+      }
+    });
+  };
+}
+
 }  // namespace
 
 void register_attention(KernelRegistry& r) {
   r.add("Attention", 23, 0, make_attention);
+  r.add("FlexAttention", 1, 0, make_flex_attention, "ai.onnx.preview");
   r.add("RotaryEmbedding", 23, 0, make_rotary);
+  r.add("LinearAttention", 27, 0, make_linear_attention);
 }
 
 }  // namespace mcc::backends::cpu
