@@ -2,7 +2,6 @@
 // MatMul, MatMulInteger, QLinearMatMul, Attention, FlexAttention, LinearAttention, RotaryEmbedding,
 // CausalConvWithState. Expected values come from the ONNX operator spec examples or are computed
 // by hand / by the naive loops here.
-// here.
 #include <doctest/doctest.h>
 
 #include <cmath>
