@@ -161,6 +161,7 @@ class Fp16Pass : public Pass {
 
   PassResult run(ir::Model& model, PassContext& ctx) override {
     Config cfg = make_config(ctx.options);
+    cfg.initializer_inputs_are_constants = model.ir_version > 0 && model.ir_version < 4;
     const int64_t opset = model.opset("");
     if (cfg.low == ir::DType::BF16) {
       const ir::OpTypeInfo* cast = ir::op_type_info("Cast", "", opset);

@@ -43,6 +43,10 @@ struct Applier {
   std::unordered_map<const ir::Value*, ir::Value*> low_const;
   std::unordered_map<const ir::Value*, int> const_wants;  // bit 1: low consumers, bit 2: others
 
+  bool is_f32_constant(const ir::Value* v) const {
+    const ir::Tensor* c = constant_tensor(v, cfg.initializer_inputs_are_constants);
+    return c && c->dtype() == ir::DType::F32;
+  }
   ir::DType cur(const ir::Value* v) const {
     return v->dtype != ir::DType::Undefined ? v->dtype : plan.orig_dtype(v);
   }
@@ -61,15 +65,14 @@ struct Applier {
       if (!n->name.empty()) node_names.insert(n->name);
       for (size_t i = 0; i < n->inputs.size(); ++i) {
         const ir::Value* v = n->inputs[i];
-        const ir::Tensor* c = constant_tensor(v);
-        if (!c || c->dtype() != ir::DType::F32) continue;
+        if (!is_f32_constant(v)) continue;
         const ir::DType w = wanted_input_dtype(*n, i, plan, cfg.low, opset_of(*n));
         const_wants[v] |= w == cfg.low ? 1 : 2;
       }
       for_each_subgraph(*n, [&](ir::Graph& sg) { collect(sg); });
     }
     for (const ir::Value* v : g.outputs)
-      if (constant_tensor(v)) const_wants[v] |= 2;
+      if (constant_tensor(v, cfg.initializer_inputs_are_constants)) const_wants[v] |= 2;
   }
 
   template <class F>
@@ -103,7 +106,7 @@ struct Applier {
 
   ir::Value* low_constant(ir::Value* v) {
     if (auto it = low_const.find(v); it != low_const.end()) return it->second;
-    const ir::Tensor& src = *constant_tensor(v);
+    const ir::Tensor& src = *constant_tensor(v, cfg.initializer_inputs_are_constants);
     const bool saturate = cfg.out_of_range == OutOfRange::Saturate;
     RangeReport r;
     ir::Tensor t = to_low(src, cfg.low, saturate, &r);
@@ -123,6 +126,11 @@ struct Applier {
     } else {
       ir::Graph& owner = *v->owner;
       result = &owner.add_initializer(fresh(value_names, v->name + suffix(cfg.low)), std::move(t));
+      if (v->is_graph_input) {  // IR < 4: every initializer is listed among the graph inputs
+        result->is_graph_input = true;
+        result->has_type = true;
+        owner.inputs.push_back(result);
+      }
       ++st.initializers_copied;
     }
     low_const.emplace(v, result);
@@ -165,7 +173,8 @@ struct Applier {
   void apply_graph(ir::Graph& g, bool is_main) {
     if (is_main && !cfg.keep_io)
       for (ir::Value* v : g.inputs)
-        if (plan.orig_dtype(v) == ir::DType::F32 && v->type_passthrough.bytes.empty()) {
+        if (plan.orig_dtype(v) == ir::DType::F32 && v->type_passthrough.bytes.empty() &&
+            !constant_tensor(v, cfg.initializer_inputs_are_constants)) {
           v->dtype = cfg.low;
           if (v->initializer) v->initializer = to_low(*v->initializer, cfg.low, true, nullptr);
           ++st.io_retyped;
@@ -173,18 +182,11 @@ struct Applier {
     const std::vector<ir::Node*> nodes = g.nodes();
     for (ir::Node* n : nodes) {
       const int64_t opset = opset_of(*n);
-      for (size_t i = 0; i < n->inputs.size(); ++i) {
-        ir::Value* v = n->inputs[i];
-        if (!v) continue;
-        const ir::DType want = wanted_input_dtype(*n, i, plan, cfg.low, opset);
-        if (want == ir::DType::Undefined || want == cur(v)) continue;
-        ir::Value* r = nullptr;
-        if (want == cfg.low && plan.orig_dtype(v) == ir::DType::F32 && constant_tensor(v) &&
-            constant_tensor(v)->dtype() == ir::DType::F32)
-          r = low_constant(v);
-        if (!r || cur(r) != want) r = cast_of(v, want, g, n);
-        g.set_input(*n, i, r);
-      }
+      // Everything is decided from the node as it was before this stage, then rewritten.
+      std::vector<ir::DType> want(n->inputs.size(), ir::DType::Undefined);
+      for (size_t i = 0; i < n->inputs.size(); ++i)
+        if (n->inputs[i]) want[i] = wanted_input_dtype(*n, i, plan, cfg.low, opset);
+      std::vector<ir::Value*> retype;
       const Decision* d = plan.find(n);
       if (d && d->low) {
         const ir::OpTypeInfo* t = node_types(*n, opset);
@@ -192,9 +194,18 @@ struct Applier {
           ir::Value* o = n->outputs[k];
           const ir::SlotTypes* s = t->output(k);
           if (o && s && plan.orig_dtype(o) == ir::DType::F32 && group_convertible(*n, *t, s->type_param, plan, cfg.low))
-            o->dtype = cfg.low;
+            retype.push_back(o);
         }
       }
+      for (size_t i = 0; i < n->inputs.size(); ++i) {
+        ir::Value* v = n->inputs[i];
+        if (!v || want[i] == ir::DType::Undefined || want[i] == cur(v)) continue;
+        ir::Value* r = nullptr;
+        if (want[i] == cfg.low && plan.orig_dtype(v) == ir::DType::F32 && is_f32_constant(v)) r = low_constant(v);
+        if (!r || cur(r) != want[i]) r = cast_of(v, want[i], g, n);
+        g.set_input(*n, i, r);
+      }
+      for (ir::Value* o : retype) o->dtype = cfg.low;
     }
     for (size_t idx = 0; idx < g.outputs.size(); ++idx) {
       ir::Value* v = g.outputs[idx];

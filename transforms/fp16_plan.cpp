@@ -11,6 +11,7 @@
 // Which slots are float data comes from the op schemas (ir/op_schema.h): a type-constraint
 // parameter converts as a whole, so the node stays type-correct. Ops without a schema, or nodes
 // with more inputs/outputs than their schema allows, stay fp32 and are reported.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -55,6 +56,11 @@ ir::DType infer_output(const ir::Node& n, size_t k, const ir::OpTypeInfo* t, con
   return ir::DType::Undefined;
 }
 
+/// Detail of a widest node whose float inputs are all constants: it follows its consumers
+/// (decided after the graph, in reverse order), so weight preprocessing (Reshape/Transpose of a
+/// weight feeding a converted op) is converted offline instead of cast at run time.
+constexpr const char* kConstantInputs = "constant inputs; follows its consumers";
+
 struct Planner {
   ir::Model& m;
   Config& cfg;
@@ -63,6 +69,7 @@ struct Planner {
   std::unordered_map<const ir::Value*, ir::DType> planned;      // dtype after the stage
   std::unordered_map<const ir::Value*, size_t> range_index;     // constant -> plan.ranges slot
   std::map<std::pair<std::string, int>, bool> replay_used;
+  std::vector<size_t> pending;  // decisions of widest nodes fed only by constants
 
   ir::DType planned_dtype(const ir::Value* v) const {
     const auto it = planned.find(v);
@@ -119,11 +126,12 @@ struct Planner {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         const ir::Value* v = n.inputs[i];
         const ir::SlotTypes* s = t.input(i);
-        if (!v || !s || constant_tensor(v) || !group_convertible(n, t, s->type_param, plan, cfg.low)) continue;
+        if (!v || !s || constant_tensor(v, cfg.initializer_inputs_are_constants) || !group_convertible(n, t, s->type_param, plan, cfg.low)) continue;
         any_dynamic = true;
         all_low = all_low && planned_dtype(v) == cfg.low;
       }
-      return {any_dynamic && all_low, R{widest ? "widest" : "unlisted", ""}};
+      if (!any_dynamic) return {false, R{widest ? "widest" : "unlisted", kConstantInputs}};
+      return {all_low, R{widest ? "widest" : "unlisted", ""}};
     }
     return {false, R{"unlisted", ""}};
   }
@@ -178,7 +186,7 @@ struct Planner {
       if (d.low) {
         for (size_t i = 0; i < n.inputs.size(); ++i) {
           const ir::Value* v = n.inputs[i];
-          const ir::Tensor* c = constant_tensor(v);
+          const ir::Tensor* c = constant_tensor(v, cfg.initializer_inputs_are_constants);
           const ir::SlotTypes* s = t->input(i);
           if (!c || c->dtype() != ir::DType::F32 || !s || !group_convertible(n, *t, s->type_param, plan, cfg.low))
             continue;
@@ -197,15 +205,53 @@ struct Planner {
       }
     }
     if (rec) replay_used[key] = true;
+    if (!rec && d.detail == kConstantInputs) pending.push_back(plan.decisions.size());
     plan.by_node.emplace(&n, plan.decisions.size());
     plan.decisions.push_back(d);
-    if (d.low && t)
-      for (size_t k = 0; k < n.outputs.size(); ++k) {
-        const ir::Value* o = n.outputs[k];
-        const ir::SlotTypes* s = t->output(k);
-        if (o && s && plan.orig_dtype(o) == ir::DType::F32 && group_convertible(n, *t, s->type_param, plan, cfg.low))
-          planned[o] = cfg.low;
+    if (d.low && t) mark_low_outputs(n, *t);
+  }
+
+  void mark_low_outputs(const ir::Node& n, const ir::OpTypeInfo& t) {
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const ir::Value* o = n.outputs[k];
+      const ir::SlotTypes* s = t.output(k);
+      if (o && s && plan.orig_dtype(o) == ir::DType::F32 && group_convertible(n, t, s->type_param, plan, cfg.low))
+        planned[o] = cfg.low;
+    }
+  }
+
+  /// Widest nodes fed only by constants: low when every consumer of their outputs reads them in
+  /// the low type (checked consumers first, so chains of them resolve).
+  void resolve_pending() {
+    for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+      Decision& d = plan.decisions[*it];
+      const ir::Node& n = *d.node;
+      const int64_t opset = node_opset(m, n);
+      const ir::OpTypeInfo* t = node_types(n, opset);
+      bool any = false, all_low = true;
+      for (const ir::Value* o : n.outputs) {
+        if (!o || plan.orig_dtype(o) != ir::DType::F32) continue;
+        const auto& outs = o->owner->outputs;
+        if (std::find(outs.begin(), outs.end(), o) != outs.end()) all_low = false;
+        for (const ir::Use& u : o->uses) {
+          any = true;
+          all_low = all_low && wanted_input_dtype(*u.user, u.input_index, plan, cfg.low, node_opset(m, *u.user)) == cfg.low;
+        }
       }
+      if (!t || !any || !all_low) continue;
+      bool in_range = true;
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const ir::Value* v = n.inputs[i];
+        const ir::Tensor* c = constant_tensor(v, cfg.initializer_inputs_are_constants);
+        const ir::SlotTypes* s = t->input(i);
+        if (!c || c->dtype() != ir::DType::F32 || !s || !group_convertible(n, *t, s->type_param, plan, cfg.low)) continue;
+        const RangeReport& r = range_of(v, *c);
+        if (r.overflow > 0 && cfg.out_of_range == OutOfRange::KeepFp32) in_range = false;
+      }
+      if (!in_range) continue;
+      d.low = true;
+      mark_low_outputs(n, *t);
+    }
   }
 
   void infer_types(const ir::Graph& g) {
@@ -232,7 +278,8 @@ struct Planner {
 
   void plan_graph(const ir::Graph& g, const std::string& path, bool is_main) {
     for (const ir::Value* v : g.inputs)
-      if (is_main && !cfg.keep_io && plan.orig_dtype(v) == ir::DType::F32 && v->type_passthrough.bytes.empty())
+      if (is_main && !cfg.keep_io && plan.orig_dtype(v) == ir::DType::F32 && v->type_passthrough.bytes.empty() &&
+          !constant_tensor(v, cfg.initializer_inputs_are_constants))
         planned[v] = cfg.low;
     const auto& nodes = g.nodes();
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -257,9 +304,9 @@ const ir::OpTypeInfo* node_types(const ir::Node& n, int64_t opset) {
   return t;
 }
 
-const ir::Tensor* constant_tensor(const ir::Value* v) {
+const ir::Tensor* constant_tensor(const ir::Value* v, bool initializer_inputs) {
   if (!v) return nullptr;
-  if (v->initializer && !v->is_graph_input) return &*v->initializer;
+  if (v->initializer && (!v->is_graph_input || initializer_inputs)) return &*v->initializer;
   const ir::Node* p = v->producer;
   if (p && p->op_type == "Constant" && p->domain.empty()) return p->attr_tensor("value");
   return nullptr;
@@ -299,9 +346,10 @@ ir::DType wanted_input_dtype(const ir::Node& n, size_t i, const Plan& plan, ir::
 }
 
 Plan make_plan(ir::Model& m, Config& cfg, const Replay* replay) {
-  Planner p{m, cfg, replay, {}, {}, {}, {}};
+  Planner p{m, cfg, replay, {}, {}, {}, {}, {}};
   p.infer_types(*m.graph);
   p.plan_graph(*m.graph, "", true);
+  p.resolve_pending();
   if (replay)
     for (const auto& [key, e] : *replay)
       if (!p.replay_used.count(key))

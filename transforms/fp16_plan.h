@@ -34,6 +34,8 @@ struct Config {
   std::vector<ExcludeRule> exclude;
   OutOfRange out_of_range = OutOfRange::KeepFp32;
   Unlisted unlisted = Unlisted::Fp32;
+  /// IR < 4 lists every initializer among the graph inputs; they are weights, not inputs.
+  bool initializer_inputs_are_constants = false;
 };
 
 /// A constant (initializer or Constant-node output) that would not fit the low type.
@@ -85,9 +87,10 @@ using Replay = std::map<std::pair<std::string, int>, ReplayEntry>;
 
 /// Schema facts for a node, or nullptr (no schema, or more inputs/outputs than it allows).
 const ir::OpTypeInfo* node_types(const ir::Node& n, int64_t opset);
-/// The constant tensor behind a value: an initializer that is not a graph input, or the `value`
-/// of a Constant node; nullptr otherwise.
-const ir::Tensor* constant_tensor(const ir::Value* v);
+/// The constant tensor behind a value: an initializer that is not a graph input (or is one, when
+/// `initializer_inputs` says initializers listed as inputs are weights), or the `value` of a
+/// Constant node; nullptr otherwise.
+const ir::Tensor* constant_tensor(const ir::Value* v, bool initializer_inputs);
 /// True when slot `param` of `n` may switch from float32 to the low type: the constraint allows
 /// both, at least one input carries it (output-only parameters are fixed by attributes), and every
 /// slot of it whose type is known is float32.
