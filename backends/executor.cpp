@@ -137,20 +137,39 @@ void Executor::recycle(RValue& v) {
 int Executor::threads() const { return ThreadPool::instance().size(); }
 
 void Executor::prepare(const ir::Graph& g) {
-  auto& counts = use_counts_[&g];
-  for (const ir::Node* n : g.nodes()) {
-    kernel_for(*n);
-    std::unordered_set<const ir::Value*> used;
-    for (const ir::Value* v : n->inputs)
-      if (v && v->owner == &g) used.insert(v);
+  if (plans_.count(&g)) return;
+  GraphPlan plan;
+  const auto& nodes = g.nodes();
+  plan.kernels.resize(nodes.size());
+  plan.release_after.resize(nodes.size());
+  std::unordered_map<const ir::Value*, size_t> last_use;
+  std::vector<const ir::Value*> order;  // first-seen order keeps release lists deterministic
+  auto note = [&](const ir::Value* v, size_t i) {
+    if (!v || v->owner != &g) return;
+    auto [it, fresh] = last_use.emplace(v, i);
+    if (fresh) order.push_back(v);
+    else it->second = i;
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node* n = nodes[i];
+    plan.kernels[i] = &kernel_for(*n);
+    for (const ir::Value* v : n->inputs) note(v, i);
     std::vector<const ir::Graph*> subs;
     subgraphs_of(*n, subs);
+    std::unordered_set<const ir::Value*> caps;
     for (const ir::Graph* s : subs) {
-      captured_values(*s, g, used);
+      captured_values(*s, g, caps);
       prepare(*s);
     }
-    for (const ir::Value* v : used) ++counts[v];
+    std::vector<const ir::Value*> sorted_caps(caps.begin(), caps.end());
+    std::sort(sorted_caps.begin(), sorted_caps.end(), [](const ir::Value* a, const ir::Value* b) { return a->name < b->name; });
+    for (const ir::Value* v : sorted_caps) note(v, i);
+    for (const ir::Value* o : n->outputs) note(o, i);  // an output nobody reads dies here
   }
+  const std::unordered_set<const ir::Value*> keep(g.outputs.begin(), g.outputs.end());
+  for (const ir::Value* v : order)
+    if (!keep.count(v)) plan.release_after[last_use.at(v)].push_back(v);
+  plans_.emplace(&g, std::move(plan));
 }
 
 const Kernel& Executor::kernel_for(const ir::Node& n) {
@@ -205,7 +224,8 @@ std::vector<RValue> Executor::run(const std::vector<std::pair<std::string, RValu
 }
 
 std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> inputs, const Scope* outer) {
-  if (!use_counts_.count(&g)) prepare(g);
+  prepare(g);
+  const GraphPlan& plan = plans_.at(&g);
   Scope scope;
   scope.parent = outer;
   if (inputs.size() != g.inputs.size())
@@ -215,10 +235,9 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
   for (const ir::Value* v : g.initializers)
     if (!scope.values.count(v)) scope.values[v] = RValue::of(*v->initializer);
 
-  std::unordered_map<const ir::Value*, int> remaining = use_counts_.at(&g);
-  std::unordered_set<const ir::Value*> keep(g.outputs.begin(), g.outputs.end());
-
-  for (const ir::Node* n : g.nodes()) {
+  const auto& nodes = g.nodes();
+  for (size_t ni = 0; ni < nodes.size(); ++ni) {
+    const ir::Node* n = nodes[ni];
     std::vector<const RValue*> ins;
     ins.reserve(n->inputs.size());
     for (const ir::Value* v : n->inputs) {
@@ -232,14 +251,14 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
     try {
       if (opts_.profile) {
         const auto t0 = std::chrono::steady_clock::now();
-        kernel_for(*n)(ctx);
+        (*plan.kernels[ni])(ctx);
         const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         auto [it, fresh] = node_time_index_.emplace(n, node_times_.size());
         if (fresh) node_times_.push_back(NodeTime{n, 0.0, 0});
         node_times_[it->second].seconds += sec;
         ++node_times_[it->second].calls;
       } else {
-        kernel_for(*n)(ctx);
+        (*plan.kernels[ni])(ctx);
       }
     } catch (Error& e) {
       if (std::string(e.what()).find(n->describe()) == std::string::npos) e.add_context(n->describe());
@@ -257,24 +276,12 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
       scope.values[o] = std::move(outs[i]);
     }
     if (!opts_.keep_all_values) {
-      std::unordered_set<const ir::Value*> seen;
-      auto release = [&](const ir::Value* v) {
-        if (!v || v->owner != &g || !seen.insert(v).second) return;
-        auto it = remaining.find(v);
-        if (it != remaining.end() && --it->second == 0 && !keep.count(v)) {
-          auto sv = scope.values.find(v);
-          if (sv != scope.values.end()) {
-            recycle(sv->second);
-            scope.values.erase(sv);
-          }
-        }
-      };
-      for (const ir::Value* v : n->inputs) release(v);
-      std::unordered_set<const ir::Value*> caps;
-      std::vector<const ir::Graph*> subs;
-      subgraphs_of(*n, subs);
-      for (const ir::Graph* s : subs) captured_values(*s, g, caps);
-      for (const ir::Value* v : caps) release(v);
+      for (const ir::Value* v : plan.release_after[ni]) {
+        auto sv = scope.values.find(v);
+        if (sv == scope.values.end()) continue;
+        recycle(sv->second);
+        scope.values.erase(sv);
+      }
     }
   }
   std::vector<RValue> out;

@@ -61,9 +61,14 @@ class Executor {
   ExecOptions opts_;
   const Backend* backend_;
   std::unordered_map<const ir::Node*, Kernel> kernels_;
-  // Per graph: for each value of that graph, how many of its nodes consume it (a node whose
-  // subgraph captures a value counts as one consumer).
-  std::unordered_map<const ir::Graph*, std::unordered_map<const ir::Value*, int>> use_counts_;
+  // Per graph, computed once: the kernel of each node, and the values of that graph whose last
+  // use is each node (a node whose subgraph captures a value uses it; outputs nobody reads are
+  // released right after their producer; graph outputs are never released).
+  struct GraphPlan {
+    std::vector<const Kernel*> kernels;
+    std::vector<std::vector<const ir::Value*>> release_after;
+  };
+  std::unordered_map<const ir::Graph*, GraphPlan> plans_;
   Observer observer_;
   std::vector<NodeTime> node_times_;
   std::unordered_map<const ir::Node*, size_t> node_time_index_;
