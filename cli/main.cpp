@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   CommandSlot slot;
   add_inspect_command(app, slot);
   add_convert_command(app, slot);
+  add_quantize_command(app, slot);
   add_eval_command(app, slot);
   add_bench_command(app, slot);
   add_passes_command(app, slot);

@@ -1,0 +1,465 @@
+// quantize: INT8 static post-training quantization in QDQ form (QuantizeLinear/DequantizeLinear),
+// the form ONNX Runtime, TensorRT and OpenVINO consume.
+//
+// Before:  Y = Conv(X, W, B)                                          all float32
+// After:   Xq = QuantizeLinear(X_float, sx, zx);  X = DequantizeLinear(Xq, sx, zx)
+//          W  = DequantizeLinear(W_quantized: int8, sw[c], 0, axis=0)
+//          B  = DequantizeLinear(B_quantized: int32, sx*sw[c], 0, axis=0)
+//          Y  = Conv(X, W, B)
+//
+// Formulas. Activations (default asymmetric uint8) from a calibrated range [lo, hi] ∋ 0:
+//   s = (hi - lo) / (qmax - qmin), z = clamp(round(qmin - lo / s)); signed types (int8, int16)
+//   are symmetric: s = max(|lo|, |hi|) / qmax, z = 0. Weights: symmetric int8, per output
+//   channel by default (Conv axis 0, ConvTranspose axis 1, Gemm axis 1 or 0 with transB, MatMul
+//   axis 1): s[c] = max|W[c]| / 127, q = clamp(round_half_even(W / s[c]), -127, 127). Bias of
+//   Conv/ConvTranspose/Gemm: int32, s_b[c] = float(s_x * s_w[c]), q = round(B / s_b[c]).
+// Bias overflow guard: when |q| would exceed 2^30 (headroom below 2^31 for the accumulator), the
+//   weight scale of that channel (or of the tensor, per-tensor) is widened to
+//   |B[c]| / (s_x * 2^30) so the bias fits, and the point's note records old and new scale. This
+//   happens on nearly dead channels (tiny weights, large bias), where the wider weight scale
+//   costs no accuracy; keeping the bias in float32 instead would stop runtimes from fusing the op.
+// Shared scales: the quantized inputs of a Concat are one group with the union of their ranges.
+// Calibration (calibration.h): the float model runs over the `calib` folder sample by sample
+//   with streaming statistics; methods minmax, percentile, entropy, mse.
+// Selection: op_types (default Conv, ConvTranspose, Gemm, MatMul; also Add, Mul, Sub, Concat,
+//   MaxPool, AveragePool, GlobalAveragePool, Resize, Reshape, Flatten, Transpose: their float
+//   inputs get QDQ), exclude= (node name, output name, op type or regex; each item must match),
+//   rules= ordered REGEX:action[+action] rules on node names, first match wins, each must match
+//   a quantized node (exit 2 otherwise); the record lists what each rule and item matched.
+// Opset: per-channel QDQ needs ai.onnx opset >= 13, per-tensor >= 10, 16-bit activations >= 21.
+//   A lower opset is raised when every op in the model keeps its meaning (quantize_policy.cpp);
+//   otherwise, and always for 16-bit below opset 21, the stage refuses (exit 4). The IR version
+//   is raised with it (>= 7 for opset 13); an IR < 4 model's initializer inputs stop being
+//   listed as graph inputs (they were constants).
+// Does not apply when: the main graph already holds QuantizeLinear/DequantizeLinear (the stage
+//   does nothing and says so; quantizing twice would compound error); nodes in If/Loop/Scan
+//   bodies; weights that are not float32 constants (MatMul/Gemm of two activations quantizes both
+//   as activations); weights shared by nodes quantized differently, graph inputs or outputs;
+//   tensors the calibration never saw as float32. Each is listed in the record with its reason.
+// Names: see quantize_apply.cpp (the dequantized value keeps the original name).
+// Replay: with a record from a state, the recorded points (scales, zero points, axes, dtypes)
+//   are applied as they are, with no calibration data; a record that names a tensor the model
+//   lacks, or another opset, is a ModelError (exit 3).
+#include "transforms/quantize.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "ir/errors.h"
+#include "transforms/calibration.h"
+#include "transforms/quantize_plan.h"
+#include "transforms/quantize_policy.h"
+#include "transforms/quantize_select.h"
+
+namespace fs = std::filesystem;
+
+namespace mcc::transforms {
+
+namespace {
+
+using namespace quant;
+using json = nlohmann::ordered_json;
+
+constexpr double kBiasLimit = 1073741824.0;  // 2^30
+
+ir::DType parse_activation_type(const std::string& s) {
+  if (s == "uint8") return ir::DType::U8;
+  if (s == "int8") return ir::DType::I8;
+  if (s == "uint16") return ir::DType::U16;
+  return ir::DType::I16;
+}
+
+bool is_16(ir::DType d) { return d == ir::DType::U16 || d == ir::DType::I16; }
+bool is_signed(ir::DType d) { return d == ir::DType::I8 || d == ir::DType::I16; }
+
+bool graph_output(const ir::Graph& g, const ir::Value* v) {
+  return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end();
+}
+
+/// Float32 absolute maximum per channel along axis (axis -1: one channel).
+void channel_ranges(const ir::Tensor& w, int axis, std::vector<double>& lo, std::vector<double>& hi) {
+  const auto x = w.data<float>();
+  int64_t inner = 1, channels = 1;
+  if (axis >= 0) {
+    channels = w.dims()[static_cast<size_t>(axis)];
+    for (size_t d = static_cast<size_t>(axis) + 1; d < w.rank(); ++d) inner *= w.dims()[d];
+  }
+  lo.assign(static_cast<size_t>(channels), 0.0);
+  hi.assign(static_cast<size_t>(channels), 0.0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const size_t c = axis < 0 ? 0 : static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
+    lo[c] = std::min(lo[c], static_cast<double>(x[i]));
+    hi[c] = std::max(hi[c], static_cast<double>(x[i]));
+  }
+}
+
+std::string fmt_float(float f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
+  return buf;
+}
+
+class QuantizePass : public Pass {
+ public:
+  const PassInfo& info() const override {
+    static const PassInfo kInfo{
+        "quantize",
+        "INT8 static post-training quantization in QDQ form (calibrated activations, per-channel weights, int32 bias)",
+        {
+            {"calib", OptionType::String, "", "Calibration data folder (relative to the pipeline file's folder, or the cwd)", {}},
+            {"samples", OptionType::Int, "0", "Use at most this many calibration samples (0: all)", {}},
+            {"method", OptionType::String, "minmax", "Activation range method", {"minmax", "percentile", "entropy", "mse"}},
+            {"percentile", OptionType::Float, "99.99", "Percentile kept by method=percentile, in (50, 100]", {}},
+            {"per_channel", OptionType::Bool, "true", "One weight scale per output channel (else one per tensor)", {}},
+            {"activation_type", OptionType::String, "uint8", "Activation type (uint8 asymmetric, int8 symmetric; 16-bit needs opset 21)",
+             {"uint8", "int8", "uint16", "int16"}},
+            {"weight_type", OptionType::String, "int8", "Weight type (symmetric)", {"int8"}},
+            {"symmetric_activations", OptionType::Bool, "false", "Symmetric ranges for unsigned activations too", {}},
+            {"op_types", OptionType::StringList, "Conv,ConvTranspose,Gemm,MatMul", "Ops to quantize", {}},
+            {"exclude", OptionType::StringList, "", "Nodes kept in float: names, output names, op types or regexes", {}},
+            {"rules", OptionType::StringList, "",
+             "Ordered per-layer rules REGEX:action[+action], first match wins (skip, per_tensor, per_channel, "
+             "uint8, int8, uint16, int16, minmax, percentile, entropy, mse)", {}},
+            {"quantize_bias", OptionType::Bool, "true", "Quantize Conv/Gemm biases to int32", {}},
+        }};
+    return kInfo;
+  }
+
+  PassResult run(ir::Model& model, PassContext& ctx) override {
+    const Options& o = ctx.options;
+    const double pct = o.get_float("percentile");
+    if (!(pct > 50 && pct <= 100)) throw UsageError("quantize: percentile must be in (50, 100], got " + std::to_string(pct));
+    if (o.get_int("samples") < 0) throw UsageError("quantize: samples must be >= 0");
+    if (ctx.replay && !ctx.replay->empty()) return replay(model, *ctx.replay);
+
+    SelectConfig sc;
+    sc.op_types = o.get_list("op_types");
+    sc.defaults.per_channel = o.get_bool("per_channel");
+    sc.defaults.activation = parse_activation_type(o.get_string("activation_type"));
+    sc.defaults.method = parse_calib_method(o.get_string("method"));
+    const bool symmetric_unsigned = o.get_bool("symmetric_activations");
+    auto excludes = parse_excludes(o.get_list("exclude"));
+    auto rules = parse_rules(o.get_list("rules"));
+    ir::Graph& g = *model.graph;
+    Selection sel = select(model, sc, excludes, rules);
+
+    PassResult res;
+    json rec;
+    rec["format"] = 1;
+    if (sel.already_quantized) {
+      spdlog::warn("quantize: the model already holds QuantizeLinear/DequantizeLinear nodes; nothing was changed "
+                   "(quantizing twice compounds error; quantize the float model instead)");
+      res.stats["already_quantized"] = true;
+      rec["already_quantized"] = true;
+      res.record = rec;
+      return res;
+    }
+
+    Plan plan;
+    plan.opset_from = plan.opset_to = model.opset("");
+    plan.ir_from = plan.ir_to = model.ir_version;
+    const bool ir3 = model.ir_version > 0 && model.ir_version < 4;
+    // Opset requirements, checked before any calibration work.
+    bool per_channel_any = false, wide_any = false;
+    for (const auto& c : sel.nodes) per_channel_any = per_channel_any || (c.slots.weight >= 0 && c.settings.per_channel);
+    for (const auto& a : sel.activations) wide_any = wide_any || is_16(a.settings.activation);
+    if (wide_any && plan.opset_from < 21)
+      throw UnsupportedError("quantize: 16-bit activations need ai.onnx opset >= 21 (QuantizeLinear to uint16/int16); the "
+                             "model imports opset " + std::to_string(plan.opset_from) + "; use 8-bit for those layers");
+    const int64_t need = per_channel_any ? 13 : 10;
+    if (!sel.nodes.empty() && plan.opset_from < need) {
+      const std::string why = qpolicy::opset_raise_blocker(g, plan.opset_from, need);
+      if (!why.empty())
+        throw UnsupportedError("quantize: " + std::string(per_channel_any ? "per-channel" : "per-tensor") +
+                               " QDQ needs ai.onnx opset >= " + std::to_string(need) + " and the model imports opset " +
+                               std::to_string(plan.opset_from) + ", which cannot be raised: " + why +
+                               (per_channel_any ? "; try per_channel=false (opset 10)" : ""));
+      plan.opset_to = need;
+      plan.ir_to = std::max<int64_t>(model.ir_version, need >= 13 ? 7 : 5);
+    }
+
+    // Calibration.
+    std::vector<std::string> watch;
+    bool histograms = false;
+    for (const auto& a : sel.activations) {
+      watch.push_back(a.name);
+      histograms = histograms || a.settings.method != CalibMethod::MinMax;
+    }
+    CalibrationResult cal;
+    json calib = json::object();
+    if (!watch.empty()) {
+      std::string dir = o.get_string("calib");
+      if (dir.empty())
+        throw UsageError("quantize: " + std::to_string(watch.size()) +
+                         " activations need calibration data; set calib=DIR (mcc quantize --calib DIR)");
+      if (fs::path(dir).is_relative() && !ctx.base_dir.empty()) dir = (fs::path(ctx.base_dir) / dir).lexically_normal().string();
+      CalibrationConfig cc;
+      cc.data_dir = dir;
+      cc.max_samples = static_cast<size_t>(o.get_int("samples"));
+      cc.histograms = histograms;
+      cc.threads = ctx.threads;
+      const bool tty = ::isatty(STDERR_FILENO) != 0;
+      if (tty)
+        cc.progress = [](size_t done, size_t total) {
+          const int width = 30;
+          const int fill = static_cast<int>(width * done / std::max<size_t>(total, 1));
+          std::fprintf(stderr, "\rquantize: calibrating [%s%s] %zu/%zu", std::string(fill, '#').c_str(),
+                       std::string(width - fill, ' ').c_str(), done, total);
+          if (done == total) std::fprintf(stderr, "\n");
+          std::fflush(stderr);
+        };
+      const auto t0 = std::chrono::steady_clock::now();
+      cal = calibrate(model, watch, cc);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      spdlog::info("quantize: calibrated {} tensors over {} samples in {:.2f} s", watch.size(), cal.samples, secs);
+      calib["data"] = o.get_string("calib");
+      calib["samples"] = cal.samples;
+      calib["files"] = cal.files;
+      calib["sha256"] = cal.sha256;
+      calib["method"] = o.get_string("method");
+      if (histograms) calib["histogram_bins"] = 2 * TensorStats::kHalfBins;
+    }
+
+    // Activation parameters (groups share the union of their members' ranges).
+    json skipped_tensors = json::array();
+    std::map<std::string, size_t> act_point;
+    std::vector<std::pair<double, double>> ranges(sel.activations.size());
+    std::vector<bool> ok(sel.activations.size(), false);
+    for (size_t i = 0; i < sel.activations.size(); ++i) {
+      const auto& a = sel.activations[i];
+      const auto st = cal.stats.find(a.name);
+      const auto dt = cal.dtypes.find(a.name);
+      if (dt != cal.dtypes.end() && dt->second != ir::DType::F32) {
+        skipped_tensors.push_back({{"tensor", a.name}, {"reason", "not float32 (" + ir::dtype_name(dt->second) + ")"}});
+        continue;
+      }
+      if (st == cal.stats.end()) {
+        skipped_tensors.push_back({{"tensor", a.name}, {"reason", "never computed during calibration"}});
+        spdlog::warn("quantize: no calibration range for '{}' (read by '{}'); it stays float", a.name, a.consumers[0]);
+        continue;
+      }
+      const bool sym = is_signed(a.settings.activation) || symmetric_unsigned;
+      RangeSpec rs{a.settings.method, pct, sym, is_16(a.settings.activation) ? 16 : 8};
+      ranges[i] = compute_range(st->second, rs);
+      ok[i] = true;
+    }
+    std::vector<std::pair<double, double>> group_range(sel.groups.size(), {0.0, 0.0});
+    for (size_t i = 0; i < sel.activations.size(); ++i)
+      if (ok[i] && sel.activations[i].group >= 0) {
+        auto& gr = group_range[static_cast<size_t>(sel.activations[i].group)];
+        gr.first = std::min(gr.first, ranges[i].first);
+        gr.second = std::max(gr.second, ranges[i].second);
+      }
+    for (size_t i = 0; i < sel.activations.size(); ++i) {
+      if (!ok[i]) continue;
+      const auto& a = sel.activations[i];
+      QPoint p;
+      p.tensor = a.name;
+      p.role = Role::Activation;
+      p.dtype = a.settings.activation;
+      p.lo = {ranges[i].first};
+      p.hi = {ranges[i].second};
+      auto r = a.group >= 0 ? group_range[static_cast<size_t>(a.group)] : ranges[i];
+      float s = 1;
+      int32_t z = 0;
+      activation_params(r.first, r.second, p.dtype, is_signed(p.dtype) || symmetric_unsigned, s, z);
+      p.scale = {s};
+      p.zero_point = {z};
+      p.method = calib_method_name(a.settings.method);
+      p.consumers = a.consumers;
+      p.group = a.group;
+      act_point[a.name] = plan.points.size();
+      plan.points.push_back(std::move(p));
+    }
+
+    // Weights and biases.
+    std::map<const ir::Value*, std::vector<const Candidate*>> weight_users;
+    for (const auto& c : sel.nodes)
+      if (c.slots.weight >= 0) weight_users[c.node->input(static_cast<size_t>(c.slots.weight))].push_back(&c);
+    std::map<std::string, size_t> weight_point;
+    const bool quantize_bias = o.get_bool("quantize_bias");
+    int64_t guarded = 0, weights = 0, biases = 0;
+    json skipped_weights = json::array();
+    for (const auto& c : sel.nodes) {
+      if (c.slots.weight < 0) continue;
+      const ir::Value* w = c.node->input(static_cast<size_t>(c.slots.weight));
+      const int axis = c.settings.per_channel ? c.slots.weight_axis : -1;
+      std::string why;
+      if (graph_output(g, w)) why = "it is a graph output";
+      else if (w->is_graph_input && !ir3) why = "it is a graph input (overridable initializer)";
+      else {
+        // Every use must be this weight slot of a quantized node with the same axis.
+        size_t expected = 0;
+        for (const Candidate* u : weight_users[w]) {
+          expected += static_cast<size_t>(std::count(u->node->inputs.begin(), u->node->inputs.end(), w));
+          if ((u->settings.per_channel ? u->slots.weight_axis : -1) != axis) why = "shared by nodes quantized differently";
+        }
+        if (w->uses.size() != expected && why.empty()) why = "also read by nodes that are not quantized";
+      }
+      if (!why.empty()) {
+        if (!weight_point.count(w->name)) skipped_weights.push_back({{"tensor", w->name}, {"reason", why}});
+        continue;
+      }
+      if (!weight_point.count(w->name)) {
+        QPoint p;
+        p.tensor = w->name;
+        p.role = Role::Weight;
+        p.dtype = ir::DType::I8;
+        p.axis = axis;
+        channel_ranges(*w->initializer, axis, p.lo, p.hi);
+        for (size_t k = 0; k < p.lo.size(); ++k) {
+          const double a = std::max(-p.lo[k], p.hi[k]);
+          const float s = static_cast<float>(a / 127.0);
+          p.scale.push_back(s >= 1e-30f ? s : 1.0f);
+          p.zero_point.push_back(0);
+        }
+        p.method = "minmax";
+        weight_point[w->name] = plan.points.size();
+        plan.points.push_back(std::move(p));
+        ++weights;
+      }
+      // Bias: needs the quantized input's scale and this weight's scales.
+      if (!quantize_bias || c.slots.bias < 0) continue;
+      const ir::Value* b = c.node->input(static_cast<size_t>(c.slots.bias));
+      const ir::Value* x = c.node->input(0);
+      const auto xp = x ? act_point.find(x->name) : act_point.end();
+      std::string bwhy;
+      if (xp == act_point.end()) bwhy = "its input is not quantized";
+      else if (b->uses.size() != 1) bwhy = "shared by several nodes";
+      else if (graph_output(g, b)) bwhy = "it is a graph output";
+      else if (b->is_graph_input && !ir3) bwhy = "it is a graph input (overridable initializer)";
+      if (!bwhy.empty()) {
+        skipped_weights.push_back({{"tensor", b->name}, {"reason", bwhy}});
+        continue;
+      }
+      const float sx = plan.points[xp->second].scale[0];
+      QPoint& wp = plan.points[weight_point[w->name]];
+      const auto bv = b->initializer->data<float>();
+      const int div = axis < 0 ? 1 : (c.slots.bias_channel_div > 1 ? c.slots.bias_channel_div : static_cast<int>(wp.scale.size()));
+      if (axis >= 0 && (bv.size() % static_cast<size_t>(div) != 0 || static_cast<size_t>(div) != wp.scale.size())) {
+        skipped_weights.push_back({{"tensor", b->name}, {"reason", "bias length does not match the weight's channels"}});
+        continue;
+      }
+      // Overflow guard: widen the weight scale of a channel whose bias would not fit in 2^30.
+      std::string note;
+      for (size_t k = 0; k < bv.size(); ++k) {
+        const size_t wc = axis < 0 ? 0 : k % static_cast<size_t>(div);
+        const double need_scale = std::fabs(static_cast<double>(bv[k])) / (static_cast<double>(sx) * kBiasLimit);
+        if (static_cast<double>(sx * wp.scale[wc]) >= need_scale) continue;
+        float ns = static_cast<float>(need_scale / static_cast<double>(sx));
+        while (static_cast<double>(sx * ns) < need_scale) ns = std::nextafter(ns, INFINITY);
+        note += (note.empty() ? "" : "; ") + std::string("channel ") + std::to_string(wc) + " weight scale widened from " +
+                fmt_float(wp.scale[wc]) + " to " + fmt_float(ns) + " so bias '" + b->name + "' fits int32";
+        wp.scale[wc] = ns;
+        ++guarded;
+      }
+      if (!note.empty()) wp.note += (wp.note.empty() ? "" : "; ") + note;
+      QPoint p;
+      p.tensor = b->name;
+      p.role = Role::Bias;
+      p.dtype = ir::DType::I32;
+      p.axis = axis < 0 ? -1 : 0;
+      const size_t n = axis < 0 ? 1 : bv.size();
+      for (size_t k = 0; k < n; ++k) {
+        p.scale.push_back(sx * wp.scale[axis < 0 ? 0 : k % static_cast<size_t>(div)]);
+        p.zero_point.push_back(0);
+      }
+      p.method = "derived: input scale x weight scale";
+      p.consumers = {node_label(*c.node)};
+      p.note = note;
+      plan.points.push_back(std::move(p));
+      ++biases;
+    }
+    plan.groups = sel.groups;
+    // Points whose node's activation could not be calibrated still quantize weights (weight-only).
+    apply_plan(model, plan);
+
+    res.modified = !plan.points.empty();
+    res.stats["nodes_quantized"] = static_cast<int64_t>(sel.nodes.size());
+    res.stats["activations"] = static_cast<int64_t>(act_point.size());
+    res.stats["weights"] = weights;
+    res.stats["biases"] = biases;
+    res.stats["shared_scale_groups"] = static_cast<int64_t>(plan.groups.size());
+    res.stats["bias_scale_guards"] = guarded;
+    res.stats["nodes_skipped"] = static_cast<int64_t>(sel.skipped.size());
+    res.stats["calibration_samples"] = cal.samples;
+
+    rec["opset"] = {{"from", plan.opset_from}, {"to", plan.opset_to}};
+    rec["ir_version"] = {{"from", plan.ir_from}, {"to", plan.ir_to}};
+    rec["calibration"] = calib;
+    json pts = json::array();
+    for (const auto& p : plan.points) pts.push_back(point_to_json(p));
+    rec["points"] = pts;
+    rec["groups"] = plan.groups;
+    json rj = json::array();
+    for (const auto& r : rules) rj.push_back({{"rule", r.text}, {"matched", r.matched}});
+    rec["rules"] = rj;
+    json ej = json::array();
+    for (const auto& x : excludes) ej.push_back({{"item", x.text}, {"matched", x.matched}});
+    rec["exclude"] = ej;
+    rec["skipped_nodes"] = sel.skipped;
+    skipped_tensors.insert(skipped_tensors.end(), skipped_weights.begin(), skipped_weights.end());
+    rec["skipped_tensors"] = skipped_tensors;
+    rec["stats"] = res.stats;
+    res.record = rec;
+    spdlog::info("quantize: {} nodes, {} activations, {} weights, {} biases, {} shared-scale groups", sel.nodes.size(),
+                 act_point.size(), weights, biases, plan.groups.size());
+    return res;
+  }
+
+ private:
+  PassResult replay(ir::Model& model, const json& rec) {
+    PassResult res;
+    if (rec.value("already_quantized", false)) {
+      res.stats["already_quantized"] = true;
+      res.record = rec;
+      return res;
+    }
+    Plan plan;
+    try {
+      if (rec.value("format", 0) != 1) throw ModelError("unknown record format");
+      plan.opset_from = rec.at("opset").at("from").get<int64_t>();
+      plan.opset_to = rec.at("opset").at("to").get<int64_t>();
+      plan.ir_from = rec.at("ir_version").at("from").get<int64_t>();
+      plan.ir_to = rec.at("ir_version").at("to").get<int64_t>();
+      for (const auto& p : rec.at("points")) plan.points.push_back(point_from_json(p));
+      plan.groups = rec.at("groups").get<std::vector<std::vector<std::string>>>();
+    } catch (const nlohmann::json::exception& e) {
+      throw ModelError(std::string("quantize: the state's record is invalid: ") + e.what());
+    } catch (const Error& e) {
+      throw ModelError("quantize: the state's record is invalid: " + e.message());
+    }
+    if (model.opset("") != plan.opset_from || model.ir_version != plan.ir_from)
+      throw ModelError("quantize: the state was recorded for a model with ai.onnx opset " + std::to_string(plan.opset_from) +
+                       " and IR version " + std::to_string(plan.ir_from) + "; this one has opset " +
+                       std::to_string(model.opset("")) + " and IR version " + std::to_string(model.ir_version));
+    try {
+      apply_plan(model, plan);
+    } catch (Error& e) {
+      e.add_context("quantize: the state does not fit this model");
+      throw;
+    }
+    int64_t counts[3] = {0, 0, 0};
+    for (const auto& p : plan.points) ++counts[static_cast<int>(p.role)];
+    res.modified = !plan.points.empty();
+    res.stats["activations"] = counts[0];
+    res.stats["weights"] = counts[1];
+    res.stats["biases"] = counts[2];
+    res.stats["shared_scale_groups"] = static_cast<int64_t>(plan.groups.size());
+    if (rec.contains("stats") && rec["stats"].is_object()) res.stats = rec["stats"];
+    res.record = rec;
+    return res;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_quantize_pass() { return std::make_unique<QuantizePass>(); }
+
+}  // namespace mcc::transforms
