@@ -8,7 +8,6 @@
 #include "transforms/fold.h"
 #include "transforms/cast_fp16.h"
 #include "transforms/quantize.h"
-#include "transforms/quantize.h"
 #include "transforms/prune.h"
 
 namespace mcc::transforms {
@@ -18,7 +17,6 @@ namespace mcc::transforms {
 void register_builtin_passes(PassRegistry& r) {
   r.add(make_fold_pass);
   r.add(make_fp16_pass);
-  r.add(make_quantize_pass);
   r.add(make_quantize_pass);
   r.add(make_prune_pass);
 }
