@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/eval_verdict.h"
 #include "cli/file_util.h"
+#include "cli/per_layer.h"
 #include "cli/sample_source.h"
 #include "ir/npy.h"
 
@@ -34,6 +36,7 @@ struct EvalOptions {
   std::vector<std::string> dims, shapes, atol, rtol;
   double min_cosine = -1, min_snr = std::numeric_limits<double>::quiet_NaN();
   bool json = false, per_layer = false;
+  size_t per_layer_top = 20, per_layer_exclude = 3;
 };
 
 namespace {
@@ -60,7 +63,7 @@ double json_num(double v) { return std::isfinite(v) ? v : (v > 0 ? 1e308 : -1e30
 int run_eval(const EvalOptions& o) {
   const bool have_golden = !o.golden.empty(), have_ref = !o.reference.empty();
   const bool have_inputs = !o.inputs.empty() || o.random_seed >= 0;
-  if (o.per_layer) throw UnsupportedError("--per-layer is not available in this version of mcc");
+  if (o.per_layer && !have_ref) throw UsageError("--per-layer compares with a reference model: add --reference MODEL");
   if (have_golden && have_ref) throw UsageError("--golden and --reference exclude each other");
   if (have_golden && have_inputs) throw UsageError("--golden DIR already holds the inputs; drop --inputs/--random");
   if (have_ref && !have_inputs) throw UsageError("--reference needs inputs: add --inputs DIR or --random SEED");
@@ -99,6 +102,11 @@ int run_eval(const EvalOptions& o) {
   backends::Executor exec(model.model, eopts);
   std::unique_ptr<backends::Executor> ref_exec;
   if (ref) ref_exec = std::make_unique<backends::Executor>(ref->model, eopts);
+  std::unique_ptr<PerLayerComparator> per_layer;
+  if (o.per_layer) {
+    per_layer = std::make_unique<PerLayerComparator>(model.model, ref->model);
+    per_layer->attach(exec, *ref_exec);
+  }
 
   std::vector<OutputAggregate> agg(g.outputs.size());
   for (size_t k = 0; k < g.outputs.size(); ++k) agg[k].name = g.outputs[k]->name;
@@ -128,6 +136,7 @@ int run_eval(const EvalOptions& o) {
     if (ref) {
       auto r = ref_exec->run(to_feeds(s));
       for (size_t k = 0; k < r.size(); ++k) want[k] = std::move(r[k]);
+      if (per_layer) per_layer->end_sample();
     } else {
       for (size_t k = 0; k < outs.size(); ++k)
         if (s.expected[k]) want[k] = backends::RValue::of(*s.expected[k]);
@@ -180,6 +189,11 @@ int run_eval(const EvalOptions& o) {
                                 {"samples", n_samples}, {"rules", describe_rules(rules)},
                                 {"outputs", outputs_json}, {"per_sample", samples_json},
                                 {"passed", all_ok}};
+  std::optional<PerLayerReport> layers;
+  if (per_layer) {
+    layers = per_layer->finish(o.per_layer_exclude);
+    report["per_layer"] = per_layer_json(*layers, o.per_layer_top);
+  }
   if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
 
   if (o.json) {
@@ -199,6 +213,7 @@ int run_eval(const EvalOptions& o) {
       }
       std::printf("verdict: %s\n", all_ok ? "PASS" : "FAIL");
     }
+    if (layers) print_per_layer(*layers, o.per_layer_top);
   }
   if (!all_ok) {
     for (const auto& a : agg)
@@ -233,14 +248,20 @@ void add_eval_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("--threads", o->threads, "Threads (default: all cores)");
   sub->add_option("--report", o->report, "Write the JSON report to FILE");
   sub->add_flag("--json", o->json, "Print the JSON report on stdout");
-  sub->add_flag("--per-layer", o->per_layer, "Compare every shared intermediate tensor (not available yet)");
+  sub->add_flag("--per-layer", o->per_layer,
+                "With --reference: compare every intermediate tensor both models share by name, rank them and "
+                "suggest a quantize exclusion");
+  sub->add_option("--per-layer-top", o->per_layer_top, "Rows of the per-layer table and JSON (default 20, 0 = all)");
+  sub->add_option("--per-layer-exclude", o->per_layer_exclude,
+                  "Most layers the suggested quantize exclusion names (default 3)");
   sub->footer(
       "Default rules depend on what is compared: fp32 allclose(atol=1e-4, rtol=1e-3) and cosine >= 0.9999;\n"
       "fp16 cosine >= 0.999 and SNR >= 30 dB; bf16 0.995 / 20 dB; int8 0.99 / 15 dB; integer outputs exact.\n"
       "Examples:\n"
       "  mcc eval model.onnx --golden test_data_set_0\n"
       "  mcc eval model.fp16.onnx --reference model.onnx --inputs samples/\n"
-      "  mcc eval model.onnx --random 0 --dim batch=1 --save-outputs outs/");
+      "  mcc eval model.onnx --random 0 --dim batch=1 --save-outputs outs/\n"
+      "  mcc eval model.int8.onnx --reference model.onnx --inputs samples/ --per-layer --per-layer-top 10");
   sub->callback([o, &slot] { slot.set([o] { return run_eval(*o); }); });
 }
 
