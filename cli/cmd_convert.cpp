@@ -4,6 +4,8 @@
 // `<OUT without .onnx>.mcc.json` atomically too. The input is read fully before anything is
 // written and is never overwritten. --state replays a saved state: same canonical pipeline, each
 // stage handed its own record, so the output is byte-identical to the run that wrote the state.
+#include "cli/cmd_convert.h"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/cmd_convert.h"
 #include "cli/commands.h"
 #include "cli/file_util.h"
 #include "cli/sha256.h"
@@ -33,22 +34,30 @@ std::string folder_of(const std::string& path) {
 }
 
 void print_dry_run(const transforms::Pipeline& p, bool json) {
-  if (json) std::cout << nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}.dump(2) << "\n";
-  else std::cout << p.to_string() << "\n";
+  if (json)
+    std::cout << nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}.dump(
+                     2)
+              << "\n";
+  else
+    std::cout << p.to_string() << "\n";
 }
 
 }  // namespace
 
 int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registry) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string sidecar = o.sidecar_path.empty() ? default_sidecar_path(o.output) : o.sidecar_path;
+  const std::string sidecar =
+      o.sidecar_path.empty() ? default_sidecar_path(o.output) : o.sidecar_path;
   // Everything the user could have got wrong is checked before any work is done.
   check_output_path(o.output, "-o");
   check_output_path(sidecar, "--sidecar");
   if (same_file(o.input, o.output))
-    throw UsageError(o.output + ": -o names the input model; mcc never overwrites its input, choose another output path");
+    throw UsageError(
+        o.output +
+        ": -o names the input model; mcc never overwrites its input, choose another output path");
   if (same_file(sidecar, o.input) || same_file(sidecar, o.output))
-    throw UsageError(sidecar + ": the sidecar path names the input or output model; choose another --sidecar");
+    throw UsageError(
+        sidecar + ": the sidecar path names the input or output model; choose another --sidecar");
   transforms::Pipeline pipeline;
   std::string base_dir = ".";
   if (o.state_path.empty()) {
@@ -71,15 +80,18 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
     state_in = read_sidecar(o.state_path);
     const std::string want = state_in["input"]["sha256"].get<std::string>();
     if (want != in.sha256)
-      throw ModelError(o.state_path + ": recorded for another input model (sha256 " + want.substr(0, 12) +
-                       "..., this input " + in.sha256.substr(0, 12) + "...); pass the model it was made from");
+      throw ModelError(o.state_path + ": recorded for another input model (sha256 " +
+                       want.substr(0, 12) + "..., this input " + in.sha256.substr(0, 12) +
+                       "...); pass the model it was made from");
     try {
       pipeline = transforms::Pipeline::parse(state_in["pipeline"].get<std::string>(), registry);
     } catch (UsageError& e) {
-      throw ModelError(o.state_path + ": the recorded pipeline is not valid for this mcc (" + e.message() + ")");
+      throw ModelError(o.state_path + ": the recorded pipeline is not valid for this mcc (" +
+                       e.message() + ")");
     }
-    transforms::check_replay_records(pipeline, state_in.contains("stages") ? state_in["stages"] : nlohmann::ordered_json(),
-                                     o.state_path);
+    transforms::check_replay_records(
+        pipeline, state_in.contains("stages") ? state_in["stages"] : nlohmann::ordered_json(),
+        o.state_path);
     base_dir = folder_of(o.state_path);
     if (o.dry_run) {
       print_dry_run(pipeline, o.json);
@@ -130,9 +142,12 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   spdlog::info("wrote {} and {}", o.output, sidecar);
   if (!o.state_path.empty() && state_in.contains("output") && state_in["output"].is_object() &&
       state_in["output"].value("sha256", "") != rec.output_sha256)
-    spdlog::warn("{}: the replayed output differs from the one recorded in the state (sha256 {}... vs {}...); "
-                 "was the state written by another mcc version?",
-                 o.state_path, rec.output_sha256.substr(0, 12), state_in["output"].value("sha256", "").substr(0, 12));
+    spdlog::warn(
+        "{}: the replayed output differs from the one recorded in the state (sha256 {}... vs "
+        "{}...); "
+        "was the state written by another mcc version?",
+        o.state_path, rec.output_sha256.substr(0, 12),
+        state_in["output"].value("sha256", "").substr(0, 12));
 
   if (o.json) {
     nlohmann::ordered_json r = state;
@@ -148,19 +163,26 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
 
 void add_convert_command(CLI::App& app, CommandSlot& slot) {
   auto opt = std::make_shared<ConvertOptions>();
-  auto* sub = app.add_subcommand("convert", "Run a pipeline of stages; write the model and its sidecar state");
+  auto* sub = app.add_subcommand("convert",
+                                 "Run a pipeline of stages; write the model and its sidecar state");
   sub->add_option("model", opt->input, "Input .onnx file")->required();
   sub->add_option("-o,--output", opt->output, "Output .onnx file (written atomically)")->required();
-  auto* p = sub->add_option("-p,--pipeline", opt->pipeline,
-                            "Pipeline spec, e.g. 'fold,fp16{keep_io=true}', or @file.json / @file.yaml "
-                            "(empty: round trip; see 'mcc passes')");
-  auto* s = sub->add_option("--state", opt->state_path, "Replay the pipeline recorded in this sidecar state");
+  auto* p =
+      sub->add_option("-p,--pipeline", opt->pipeline,
+                      "Pipeline spec, e.g. 'fold,fp16{keep_io=true}', or @file.json / @file.yaml "
+                      "(empty: round trip; see 'mcc passes')");
+  auto* s = sub->add_option("--state", opt->state_path,
+                            "Replay the pipeline recorded in this sidecar state");
   p->excludes(s);
-  sub->add_option("--sidecar", opt->sidecar_path, "Where to write the state (default: <OUT without .onnx>.mcc.json)");
+  sub->add_option("--sidecar", opt->sidecar_path,
+                  "Where to write the state (default: <OUT without .onnx>.mcc.json)");
   sub->add_flag("--json", opt->json, "Print the run's state as JSON on stdout");
-  sub->add_flag("--dry-run", opt->dry_run, "Print the canonical pipeline and exit without writing anything");
-  sub->add_flag("!--no-verify", opt->verify_each, "Skip checking the IR after every stage (benchmarking only)");
-  sub->add_option("--threads", opt->threads, "Threads for stages that execute the model (0: all cores)")
+  sub->add_flag("--dry-run", opt->dry_run,
+                "Print the canonical pipeline and exit without writing anything");
+  sub->add_flag("!--no-verify", opt->verify_each,
+                "Skip checking the IR after every stage (benchmarking only)");
+  sub->add_option("--threads", opt->threads,
+                  "Threads for stages that execute the model (0: all cores)")
       ->check(CLI::NonNegativeNumber);
   sub->footer(
       "Examples:\n"

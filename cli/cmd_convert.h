@@ -10,12 +10,13 @@ namespace mcc::cli {
 struct ConvertOptions {
   std::string input, output, pipeline, state_path, sidecar_path;
   bool json = false;
-  bool dry_run = false;      // print the canonical pipeline and stop; nothing is read or written
-  bool verify_each = true;   // ir::verify after every stage (--no-verify: benchmarking only)
+  bool dry_run = false;     // print the canonical pipeline and stop; nothing is read or written
+  bool verify_each = true;  // ir::verify after every stage (--no-verify: benchmarking only)
   int threads = 0;
 };
 
 /// Runs the conversion; returns the exit code of a success path, throws mcc errors otherwise.
-int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registry = transforms::builtin_passes());
+int run_convert(const ConvertOptions& o,
+                const transforms::PassRegistry& registry = transforms::builtin_passes());
 
 }  // namespace mcc::cli

@@ -26,7 +26,8 @@ nlohmann::ordered_json passes_json(const transforms::PassRegistry& r) {
     stages.push_back({{"name", info->name}, {"summary", info->summary}, {"options", opts}});
   }
   nlohmann::ordered_json bundles = nlohmann::ordered_json::array();
-  for (const auto* b : r.bundles()) bundles.push_back({{"name", b->name}, {"pipeline", b->spec}, {"summary", b->summary}});
+  for (const auto* b : r.bundles())
+    bundles.push_back({{"name", b->name}, {"pipeline", b->spec}, {"summary", b->summary}});
   return {{"stages", stages}, {"bundles", bundles}};
 }
 
@@ -36,7 +37,8 @@ std::string passes_text(const transforms::PassRegistry& r) {
   for (const auto* info : r.list()) {
     out += info->name + "  " + info->summary + "\n";
     for (const auto& o : info->options) {
-      std::string line = "    " + o.key + "=" + (o.default_value.empty() ? "\"\"" : o.default_value) + "  (" +
+      std::string line = "    " + o.key + "=" +
+                         (o.default_value.empty() ? "\"\"" : o.default_value) + "  (" +
                          transforms::option_type_name(o.type);
       if (!o.choices.empty()) {
         line += ": ";
@@ -46,16 +48,19 @@ std::string passes_text(const transforms::PassRegistry& r) {
     }
   }
   if (!r.bundles().empty()) out += "\nbundles:\n";
-  for (const auto* b : r.bundles()) out += "  " + b->name + " = " + b->spec + "  " + b->summary + "\n";
+  for (const auto* b : r.bundles())
+    out += "  " + b->name + " = " + b->spec + "  " + b->summary + "\n";
   out +=
-      "\nSpec: stage(,stage)*, stage = [label:]name[{key=value key=value}]; lists are comma-separated;\n"
+      "\nSpec: stage(,stage)*, stage = [label:]name[{key=value key=value}]; lists are "
+      "comma-separated;\n"
       "'mcc convert MODEL -o OUT -p SPEC --dry-run' prints the canonical form.\n";
   return out;
 }
 
 void add_passes_command(CLI::App& app, CommandSlot& slot) {
   auto opt = std::make_shared<PassesOptions>();
-  auto* sub = app.add_subcommand("passes", "List pipeline stages, their options, defaults and help");
+  auto* sub =
+      app.add_subcommand("passes", "List pipeline stages, their options, defaults and help");
   sub->add_flag("--json", opt->json, "Print the list as JSON on stdout");
   sub->footer(
       "Examples:\n"
@@ -64,8 +69,10 @@ void add_passes_command(CLI::App& app, CommandSlot& slot) {
   sub->callback([opt, &slot] {
     slot.set([opt] {
       const auto& r = transforms::builtin_passes();
-      if (opt->json) std::cout << passes_json(r).dump(2) << "\n";
-      else std::cout << passes_text(r);
+      if (opt->json)
+        std::cout << passes_json(r).dump(2) << "\n";
+      else
+        std::cout << passes_text(r);
       return 0;
     });
   });

@@ -13,7 +13,9 @@ namespace mcc::transforms {
 
 int64_t count_nodes(ir::Model& model) {
   int64_t n = 0;
-  if (model.graph) ir::for_each_graph(*model.graph, [&](ir::Graph& g) { n += static_cast<int64_t>(g.nodes().size()); });
+  if (model.graph)
+    ir::for_each_graph(*model.graph,
+                       [&](ir::Graph& g) { n += static_cast<int64_t>(g.nodes().size()); });
   return n;
 }
 
@@ -42,27 +44,32 @@ nlohmann::ordered_json StageRecord::to_json() const {
   return j;
 }
 
-void check_replay_records(const Pipeline& pipeline, const nlohmann::ordered_json& stages, const std::string& source) {
+void check_replay_records(const Pipeline& pipeline, const nlohmann::ordered_json& stages,
+                          const std::string& source) {
   const auto& ps = pipeline.stages();
   if (!stages.is_array())
-    throw ModelError(source + ": \"stages\" is missing or not a list; pass a .mcc.json written by mcc");
+    throw ModelError(source +
+                     ": \"stages\" is missing or not a list; pass a .mcc.json written by mcc");
   if (stages.size() != ps.size())
-    throw ModelError(source + ": the state records " + std::to_string(stages.size()) + " stages but its pipeline has " +
-                     std::to_string(ps.size()) + "; the file was edited or is corrupt");
+    throw ModelError(source + ": the state records " + std::to_string(stages.size()) +
+                     " stages but its pipeline has " + std::to_string(ps.size()) +
+                     "; the file was edited or is corrupt");
   for (size_t i = 0; i < ps.size(); ++i) {
     const auto& s = stages[i];
     const std::string at = source + ": stages[" + std::to_string(i) + "]";
     if (!s.is_object() || !s.contains("label") || !s["label"].is_string() || !s.contains("pass") ||
         !s["pass"].is_string() || !s.contains("record") || !s["record"].is_object())
       throw ModelError(at + " lacks its label, pass or record; the file was edited or is corrupt");
-    if (s["label"].get<std::string>() != ps[i].label || s["pass"].get<std::string>() != ps[i].pass())
-      throw ModelError(at + " is stage '" + s["label"].get<std::string>() + "' (" + s["pass"].get<std::string>() +
-                       ") but the pipeline says '" + ps[i].label + "' (" + ps[i].pass() +
-                       "); the file was edited or is corrupt");
+    if (s["label"].get<std::string>() != ps[i].label ||
+        s["pass"].get<std::string>() != ps[i].pass())
+      throw ModelError(at + " is stage '" + s["label"].get<std::string>() + "' (" +
+                       s["pass"].get<std::string>() + ") but the pipeline says '" + ps[i].label +
+                       "' (" + ps[i].pass() + "); the file was edited or is corrupt");
   }
 }
 
-PassManager::PassManager(const Pipeline& pipeline, const PassRegistry& registry, PassManagerOptions options)
+PassManager::PassManager(const Pipeline& pipeline, const PassRegistry& registry,
+                         PassManagerOptions options)
     : pipeline_(pipeline), registry_(registry), options_(std::move(options)) {}
 
 namespace {
@@ -77,7 +84,8 @@ std::string stage_context(const Stage& s, const std::vector<std::string>& done) 
 
 }  // namespace
 
-std::vector<StageRecord> PassManager::run(ir::Model& model, const nlohmann::ordered_json* replay) const {
+std::vector<StageRecord> PassManager::run(ir::Model& model,
+                                          const nlohmann::ordered_json* replay) const {
   if (replay) check_replay_records(pipeline_, *replay, "state");
   std::vector<StageRecord> out;
   std::vector<std::string> done;
@@ -93,8 +101,8 @@ std::vector<StageRecord> PassManager::run(ir::Model& model, const nlohmann::orde
     const auto t0 = std::chrono::steady_clock::now();
     try {
       auto pass = registry_.create(s.pass());
-      PassContext ctx{s.options, s.label, replay ? &(*replay)[i]["record"] : nullptr, options_.base_dir,
-                      options_.threads};
+      PassContext ctx{s.options, s.label, replay ? &(*replay)[i]["record"] : nullptr,
+                      options_.base_dir, options_.threads};
       PassResult res = pass->run(model, ctx);
       r.modified = res.modified;
       r.stats = std::move(res.stats);
@@ -106,7 +114,9 @@ std::vector<StageRecord> PassManager::run(ir::Model& model, const nlohmann::orde
       throw;
     } catch (const nlohmann::json::exception& e) {
       // A stage reading a record that does not have the shape it wrote: the state was edited.
-      if (replay) throw ModelError(ctx_text + ": the state's record for this stage is not usable (" + e.what() + ")");
+      if (replay)
+        throw ModelError(ctx_text + ": the state's record for this stage is not usable (" +
+                         e.what() + ")");
       throw InternalError(ctx_text + ": " + e.what());
     } catch (const std::exception& e) {
       throw InternalError(ctx_text + ": " + e.what());
@@ -117,7 +127,8 @@ std::vector<StageRecord> PassManager::run(ir::Model& model, const nlohmann::orde
         ir::verify(model);
       } catch (const Error& e) {
         // The input was verified before the first stage, so this stage broke the model.
-        throw InternalError(ctx_text + ": the stage left an invalid model (" + std::string(e.what()) +
+        throw InternalError(ctx_text + ": the stage left an invalid model (" +
+                            std::string(e.what()) +
                             "); this is a bug in the stage (--no-verify skips this check)");
       }
     }

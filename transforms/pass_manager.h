@@ -3,10 +3,9 @@
 // did. On replay it hands every stage its own record from a saved state (PassContext::replay).
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ir/graph.h"
 #include "transforms/pass_registry.h"
@@ -43,7 +42,8 @@ class PassManager {
 
   /// Runs every stage. `replay` is the "stages" array of a saved state (or nullptr): it must hold
   /// one record per stage with the same label and stage name, else ModelError (exit 3).
-  std::vector<StageRecord> run(ir::Model& model, const nlohmann::ordered_json* replay = nullptr) const;
+  std::vector<StageRecord> run(ir::Model& model,
+                               const nlohmann::ordered_json* replay = nullptr) const;
 
  private:
   const Pipeline& pipeline_;
@@ -58,6 +58,7 @@ int64_t count_initializer_bytes(ir::Model& model);
 
 /// Checks that a state's "stages" array fits `pipeline` (count, labels, stage names, a "record"
 /// object each); throws ModelError naming `source` and the first mismatch.
-void check_replay_records(const Pipeline& pipeline, const nlohmann::ordered_json& stages, const std::string& source);
+void check_replay_records(const Pipeline& pipeline, const nlohmann::ordered_json& stages,
+                          const std::string& source);
 
 }  // namespace mcc::transforms

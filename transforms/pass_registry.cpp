@@ -5,10 +5,10 @@
 #include <cctype>
 
 #include "ir/errors.h"
-#include "transforms/fold.h"
 #include "transforms/cast_fp16.h"
-#include "transforms/quantize.h"
+#include "transforms/fold.h"
 #include "transforms/prune.h"
+#include "transforms/quantize.h"
 
 namespace mcc::transforms {
 
@@ -47,7 +47,8 @@ class SharedPass : public Pass {
 
 void PassRegistry::check_new_name(const std::string& name) const {
   MCC_CHECK(!name.empty(), "a stage or bundle without a name");
-  MCC_CHECK(!passes_.count(name) && !bundles_.count(name), "stage or bundle '" + name + "' registered twice");
+  MCC_CHECK(!passes_.count(name) && !bundles_.count(name),
+            "stage or bundle '" + name + "' registered twice");
 }
 
 void PassRegistry::add(PassFactory factory) {
@@ -67,7 +68,8 @@ void PassRegistry::add(PassFactory factory) {
 void PassRegistry::add(std::unique_ptr<Pass> instance) {
   MCC_CHECK(instance != nullptr, "null stage");
   std::shared_ptr<Pass> shared(std::move(instance));
-  add(PassFactory([shared] { return std::unique_ptr<Pass>(std::make_unique<SharedPass>(shared)); }));
+  add(PassFactory(
+      [shared] { return std::unique_ptr<Pass>(std::make_unique<SharedPass>(shared)); }));
 }
 
 void PassRegistry::add_bundle(std::string name, std::string spec, std::string summary) {
@@ -139,8 +141,9 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
   size_t best_d = 0;
   for (const auto& c : candidates) {
     const size_t d = edit_distance(name, c);
-    const bool plausible = d <= std::max<size_t>(2, name.size() / 2) ||
-                           (!head.empty() && c.size() >= head.size() && c.compare(0, head.size(), head) == 0);
+    const bool plausible =
+        d <= std::max<size_t>(2, name.size() / 2) ||
+        (!head.empty() && c.size() >= head.size() && c.compare(0, head.size(), head) == 0);
     if (plausible && (best.empty() || d < best_d)) {
       best = c;
       best_d = d;

@@ -15,7 +15,9 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) { throw UsageError(where + ": " + what); }
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw UsageError(where + ": " + what);
+}
 
 bool valid_label(std::string_view s) {
   if (s.empty() || !(s[0] >= 'a' && s[0] <= 'z')) return false;
@@ -74,8 +76,10 @@ class Tokenizer {
       if (at_end()) return out;
       const char c = s_[pos_];
       if (c == '}') fail(where(pos_), "unbalanced braces: '}' without a matching '{'");
-      if (c == '{') fail(where(pos_), "unexpected '{' (options follow a stage name directly: name{key=value})");
-      if (c != ',') fail(where(pos_), std::string("expected ',' between stages, found '") + c + "'");
+      if (c == '{')
+        fail(where(pos_), "unexpected '{' (options follow a stage name directly: name{key=value})");
+      if (c != ',')
+        fail(where(pos_), std::string("expected ',' between stages, found '") + c + "'");
       ++pos_;
     }
   }
@@ -90,7 +94,8 @@ class Tokenizer {
   /// A label, stage name or option key: up to a delimiter.
   std::string word(std::string_view stops) {
     const size_t b = pos_;
-    while (!at_end() && !is_space(s_[pos_]) && stops.find(s_[pos_]) == std::string_view::npos) ++pos_;
+    while (!at_end() && !is_space(s_[pos_]) && stops.find(s_[pos_]) == std::string_view::npos)
+      ++pos_;
     return std::string(s_.substr(b, pos_ - b));
   }
 
@@ -99,7 +104,8 @@ class Tokenizer {
     skip_ws();
     const size_t b = pos_;
     if (at_end() || s_[pos_] == ',')
-      fail(where(pos_), "empty stage (a ',' with no stage " + std::string(at_end() ? "after" : "before") + " it)");
+      fail(where(pos_), "empty stage (a ',' with no stage " +
+                            std::string(at_end() ? "after" : "before") + " it)");
     std::string w = word(",{}:");
     skip_ws();
     if (!at_end() && s_[pos_] == ':') {
@@ -135,16 +141,20 @@ class Tokenizer {
       const size_t kb = pos_;
       if (s_[pos_] == '{') fail(where(pos_), "unbalanced braces: '{' inside options");
       std::string key = word("=,{}");
-      if (key.empty()) fail(where(kb), std::string("expected an option key, found '") + s_[pos_] + "'");
+      if (key.empty())
+        fail(where(kb), std::string("expected an option key, found '") + s_[pos_] + "'");
       if (at_end() || s_[pos_] != '=')
-        fail(where(kb), "option '" + key + "' of stage '" + st.name + "' has no value (write " + key + "=VALUE)");
+        fail(where(kb), "option '" + key + "' of stage '" + st.name + "' has no value (write " +
+                            key + "=VALUE)");
       ++pos_;
       RawOption opt{key, value(), where(kb)};
       for (const auto& o : st.options)
-        if (o.key == key) fail(where(kb), "option '" + key + "' of stage '" + st.name + "' is given twice");
+        if (o.key == key)
+          fail(where(kb), "option '" + key + "' of stage '" + st.name + "' is given twice");
       st.options.push_back(std::move(opt));
       if (!at_end() && !is_space(s_[pos_]) && s_[pos_] != '}')
-        fail(where(pos_), std::string("unexpected '") + s_[pos_] + "' after the value of option '" + key + "'");
+        fail(where(pos_),
+             std::string("unexpected '") + s_[pos_] + "' after the value of option '" + key + "'");
     }
   }
 
@@ -156,12 +166,15 @@ class Tokenizer {
         if (at_end()) fail(where(q), "unterminated '\"' in option value");
         const char c = s_[pos_++];
         if (c == '"') return v;
-        if (c == '\\' && !at_end()) v += s_[pos_++];
-        else v += c;
+        if (c == '\\' && !at_end())
+          v += s_[pos_++];
+        else
+          v += c;
       }
     }
     while (!at_end() && !is_space(s_[pos_]) && s_[pos_] != '}') {
-      if (s_[pos_] == '{') fail(where(pos_), "unbalanced braces: '{' inside an option value (quote the value)");
+      if (s_[pos_] == '{')
+        fail(where(pos_), "unbalanced braces: '{' inside an option value (quote the value)");
       if (s_[pos_] == '"') fail(where(pos_), "'\"' inside an option value (quote the whole value)");
       v += s_[pos_++];
     }
@@ -175,7 +188,8 @@ class Tokenizer {
 
 constexpr int kMaxBundleDepth = 8;
 
-void expand(const std::vector<RawStage>& in, const PassRegistry& r, int depth, std::vector<RawStage>& out) {
+void expand(const std::vector<RawStage>& in, const PassRegistry& r, int depth,
+            std::vector<RawStage>& out) {
   for (const auto& st : in) {
     const Bundle* b = r.find(st.name) ? nullptr : r.find_bundle(st.name);
     if (!b) {
@@ -183,7 +197,8 @@ void expand(const std::vector<RawStage>& in, const PassRegistry& r, int depth, s
       continue;
     }
     if (st.has_label || !st.options.empty())
-      fail(st.where, "bundle '" + st.name + "' takes no label or options; write its stages out to set them (" +
+      fail(st.where, "bundle '" + st.name +
+                         "' takes no label or options; write its stages out to set them (" +
                          b->spec + ")");
     MCC_CHECK(depth < kMaxBundleDepth, "bundle '" + st.name + "' nests too deep (a cycle?)");
     expand(tokenize_inline(b->spec, "bundle '" + b->name + "'"), r, depth + 1, out);
@@ -200,24 +215,34 @@ std::vector<std::string> option_keys(const PassInfo& info) {
 
 const char* option_type_name(OptionType t) {
   switch (t) {
-    case OptionType::Bool: return "bool";
-    case OptionType::Int: return "int";
-    case OptionType::Float: return "float";
-    case OptionType::String: return "string";
-    case OptionType::StringList: return "list";
+    case OptionType::Bool:
+      return "bool";
+    case OptionType::Int:
+      return "int";
+    case OptionType::Float:
+      return "float";
+    case OptionType::String:
+      return "string";
+    case OptionType::StringList:
+      return "list";
   }
   return "?";
 }
 
-std::string canonical_option_value(const std::string& stage, const OptionSpec& spec, std::string_view value) {
-  const std::string what = "bad value '" + std::string(value) + "' for option '" + spec.key + "' of stage '" + stage + "'";
+std::string canonical_option_value(const std::string& stage, const OptionSpec& spec,
+                                   std::string_view value) {
+  const std::string what = "bad value '" + std::string(value) + "' for option '" + spec.key +
+                           "' of stage '" + stage + "'";
   std::string out;
   switch (spec.type) {
     case OptionType::Bool: {
       const std::string v = lower(value);
-      if (v == "true" || v == "1" || v == "yes" || v == "on") out = "true";
-      else if (v == "false" || v == "0" || v == "no" || v == "off") out = "false";
-      else throw UsageError(what + ": expected true or false");
+      if (v == "true" || v == "1" || v == "yes" || v == "on")
+        out = "true";
+      else if (v == "false" || v == "0" || v == "no" || v == "off")
+        out = "false";
+      else
+        throw UsageError(what + ": expected true or false");
       break;
     }
     case OptionType::Int: {
@@ -231,35 +256,45 @@ std::string canonical_option_value(const std::string& stage, const OptionSpec& s
     case OptionType::Float: {
       double x = 0;
       const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
-      if (value.empty() || ec != std::errc() || p != value.data() + value.size() || !std::isfinite(x))
+      if (value.empty() || ec != std::errc() || p != value.data() + value.size() ||
+          !std::isfinite(x))
         throw UsageError(what + ": expected a finite number");
       char buf[64];
-      const auto r = std::to_chars(buf, buf + sizeof buf, x);  // shortest text that parses back to x
+      const auto r =
+          std::to_chars(buf, buf + sizeof buf, x);  // shortest text that parses back to x
       out.assign(buf, r.ptr);
       break;
     }
-    case OptionType::String: out = std::string(value); break;
+    case OptionType::String:
+      out = std::string(value);
+      break;
     case OptionType::StringList: {
       std::vector<std::string> items;
       const std::string all = trim(value);
       size_t p = 0;
       while (!all.empty()) {
         const size_t c = all.find(',', p);
-        std::string item = trim(std::string_view(all).substr(p, c == std::string::npos ? std::string::npos : c - p));
-        if (item.empty()) throw UsageError(what + ": empty item in the list (items are separated by single ',')");
+        std::string item = trim(
+            std::string_view(all).substr(p, c == std::string::npos ? std::string::npos : c - p));
+        if (item.empty())
+          throw UsageError(what + ": empty item in the list (items are separated by single ',')");
         items.push_back(std::move(item));
         if (c == std::string::npos) break;
         p = c + 1;
       }
       for (const auto& item : items)
-        if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), item) == spec.choices.end())
-          throw UsageError("bad item '" + item + "' for option '" + spec.key + "' of stage '" + stage +
-                           "': expected items from " + join(spec.choices, ", ") + did_you_mean(item, spec.choices));
+        if (!spec.choices.empty() &&
+            std::find(spec.choices.begin(), spec.choices.end(), item) == spec.choices.end())
+          throw UsageError("bad item '" + item + "' for option '" + spec.key + "' of stage '" +
+                           stage + "': expected items from " + join(spec.choices, ", ") +
+                           did_you_mean(item, spec.choices));
       return join(items, ",");
     }
   }
-  if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), out) == spec.choices.end())
-    throw UsageError(what + ": expected one of " + join(spec.choices, ", ") + did_you_mean(out, spec.choices));
+  if (!spec.choices.empty() &&
+      std::find(spec.choices.begin(), spec.choices.end(), out) == spec.choices.end())
+    throw UsageError(what + ": expected one of " + join(spec.choices, ", ") +
+                     did_you_mean(out, spec.choices));
   return out;
 }
 
@@ -275,31 +310,37 @@ Pipeline PipelineBuilder::build(const std::vector<RawStage>& raw_in, const PassR
   std::map<std::string, std::string> label_at;  // label -> where it was defined
   for (const auto& st : raw) {
     const PassInfo* info = r.find(st.name);
-    if (!info) fail(st.where, "unknown stage '" + st.name + "'" + did_you_mean(st.name, r.names()) +
-                                  "; run 'mcc passes' for the list");
+    if (!info)
+      fail(st.where, "unknown stage '" + st.name + "'" + did_you_mean(st.name, r.names()) +
+                         "; run 'mcc passes' for the list");
     Stage s;
     s.info = *info;
     const int n = ++repeats[st.name];
     s.default_label = n == 1 ? st.name : st.name + "." + std::to_string(n);
     if (st.has_label && !valid_label(st.label))
       fail(st.label_where, "invalid label '" + st.label +
-                               "' (a label starts with a lowercase letter, then lowercase letters, digits, '_' or '-')");
+                               "' (a label starts with a lowercase letter, then lowercase letters, "
+                               "digits, '_' or '-')");
     s.label = st.has_label ? st.label : s.default_label;
     const auto [it, fresh] = label_at.emplace(s.label, st.has_label ? st.label_where : st.where);
     if (!fresh)
-      fail(st.has_label ? st.label_where : st.where,
-           "duplicate label '" + s.label + "' (already used at " + it->second + "); give each stage its own label");
+      fail(st.has_label ? st.label_where : st.where, "duplicate label '" + s.label +
+                                                         "' (already used at " + it->second +
+                                                         "); give each stage its own label");
     std::vector<std::pair<std::string, std::string>> values;
     for (const auto& o : st.options) {
       const auto spec = std::find_if(info->options.begin(), info->options.end(),
                                      [&](const OptionSpec& os) { return os.key == o.key; });
       if (spec == info->options.end()) {
         const auto keys = option_keys(*info);
-        fail(o.where, "unknown option '" + o.key + "' for stage '" + st.name + "'" + did_you_mean(o.key, keys) +
-                          (keys.empty() ? "; the stage takes no options" : "; options: " + join(keys, ", ")));
+        fail(o.where, "unknown option '" + o.key + "' for stage '" + st.name + "'" +
+                          did_you_mean(o.key, keys) +
+                          (keys.empty() ? "; the stage takes no options"
+                                        : "; options: " + join(keys, ", ")));
       }
       for (const auto& [k, v] : values)
-        if (k == o.key) fail(o.where, "option '" + o.key + "' of stage '" + st.name + "' is given twice");
+        if (k == o.key)
+          fail(o.where, "option '" + o.key + "' of stage '" + st.name + "' is given twice");
       try {
         values.emplace_back(o.key, canonical_option_value(st.name, *spec, o.value));
       } catch (UsageError& e) {
@@ -327,8 +368,10 @@ Pipeline PipelineBuilder::build(const std::vector<RawStage>& raw_in, const PassR
 }
 
 Pipeline Pipeline::parse(std::string_view spec, const PassRegistry& registry) {
-  return with_one_line_errors(
-      [&] { return PipelineBuilder::build(tokenize_inline(spec, "pipeline '" + std::string(spec) + "'"), registry); });
+  return with_one_line_errors([&] {
+    return PipelineBuilder::build(tokenize_inline(spec, "pipeline '" + std::string(spec) + "'"),
+                                  registry);
+  });
 }
 
 std::string one_line(std::string_view s) {
@@ -336,11 +379,16 @@ std::string one_line(std::string_view s) {
   std::string out;
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (u < 0x20 || u == 0x7f) out += std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
-    else out += c;
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (u < 0x20 || u == 0x7f)
+      out += std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
+    else
+      out += c;
   }
   return out;
 }
@@ -357,7 +405,8 @@ std::string Pipeline::to_string() const {
     out += '{';
     for (size_t k = 0; k < items.size(); ++k) {
       if (k) out += ' ';
-      out += items[k].first + '=' + (needs_quotes(items[k].second) ? quote_value(items[k].second) : items[k].second);
+      out += items[k].first + '=' +
+             (needs_quotes(items[k].second) ? quote_value(items[k].second) : items[k].second);
     }
     out += '}';
   }
@@ -368,11 +417,21 @@ nlohmann::ordered_json Stage::options_json() const {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& spec : info.options) {
     switch (spec.type) {
-      case OptionType::Bool: j[spec.key] = options.get_bool(spec.key); break;
-      case OptionType::Int: j[spec.key] = options.get_int(spec.key); break;
-      case OptionType::Float: j[spec.key] = options.get_float(spec.key); break;
-      case OptionType::String: j[spec.key] = options.get_string(spec.key); break;
-      case OptionType::StringList: j[spec.key] = options.get_list(spec.key); break;
+      case OptionType::Bool:
+        j[spec.key] = options.get_bool(spec.key);
+        break;
+      case OptionType::Int:
+        j[spec.key] = options.get_int(spec.key);
+        break;
+      case OptionType::Float:
+        j[spec.key] = options.get_float(spec.key);
+        break;
+      case OptionType::String:
+        j[spec.key] = options.get_string(spec.key);
+        break;
+      case OptionType::StringList:
+        j[spec.key] = options.get_list(spec.key);
+        break;
     }
   }
   return j;

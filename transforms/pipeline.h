@@ -17,11 +17,10 @@
 // Every error is a UsageError (exit 2) raised before any work, on one line, naming where (column
 // of the inline text, or file, key path and line:column for YAML) and the nearest valid name.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ir/errors.h"
 #include "transforms/pass.h"
@@ -47,7 +46,8 @@ class Pipeline {
   /// Parses inline text.
   static Pipeline parse(std::string_view spec, const PassRegistry& registry = builtin_passes());
   /// A `-p` argument: "@path" reads the file (format by extension), anything else is inline.
-  static Pipeline from_argument(std::string_view arg, const PassRegistry& registry = builtin_passes());
+  static Pipeline from_argument(std::string_view arg,
+                                const PassRegistry& registry = builtin_passes());
   /// The file form as already-parsed JSON; `source` names it in errors.
   static Pipeline from_json(const nlohmann::ordered_json& j, const std::string& source,
                             const PassRegistry& registry = builtin_passes());
@@ -88,6 +88,7 @@ const char* option_type_name(OptionType t);
 /// Canonical text of `value` for option `spec` of stage `stage`: true/false, decimal integers,
 /// shortest round-trip floats, list items joined by ','. Throws UsageError (without position)
 /// for a value the type or choices do not allow.
-std::string canonical_option_value(const std::string& stage, const OptionSpec& spec, std::string_view value);
+std::string canonical_option_value(const std::string& stage, const OptionSpec& spec,
+                                   std::string_view value);
 
 }  // namespace mcc::transforms

@@ -27,7 +27,9 @@ using json = nlohmann::ordered_json;
 /// Key path ("pipeline[1].options.keep_io") -> error prefix.
 using Locate = std::function<std::string(const std::string& path)>;
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) { throw UsageError(where + ": " + what); }
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw UsageError(where + ": " + what);
+}
 
 std::string double_text(double x) {
   char buf[64];
@@ -50,7 +52,8 @@ std::string scalar_text(const json& v, const std::string& where, bool allow_list
     }
     return out;
   }
-  fail(where, std::string("expected ") + (allow_list ? "a value or a list of values" : "a single value") + ", found " +
+  fail(where, std::string("expected ") +
+                  (allow_list ? "a value or a list of values" : "a single value") + ", found " +
                   (v.is_null() ? "nothing" : v.type_name()));
 }
 
@@ -61,11 +64,13 @@ RawStage read_stage(const json& e, const std::string& path, const Locate& at) {
     st.name = e.get<std::string>();
     return st;
   }
-  if (!e.is_object()) fail(at(path), "a stage is {\"stage\": name, \"label\": ..., \"options\": {...}} or a name");
+  if (!e.is_object())
+    fail(at(path), "a stage is {\"stage\": name, \"label\": ..., \"options\": {...}} or a name");
   static const std::vector<std::string> kKeys{"label", "options", "stage"};
   for (const auto& [k, v] : e.items())
     if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end())
-      fail(at(path + "." + k), "unknown key '" + k + "' in a stage" + did_you_mean(k, kKeys) + "; keys: stage, label, options");
+      fail(at(path + "." + k), "unknown key '" + k + "' in a stage" + did_you_mean(k, kKeys) +
+                                   "; keys: stage, label, options");
   if (!e.contains("stage") || !e["stage"].is_string() || e["stage"].get<std::string>().empty())
     fail(at(path), "empty stage: \"stage\" (the stage name) is missing or not a string");
   st.name = e["stage"].get<std::string>();
@@ -92,8 +97,12 @@ std::vector<RawStage> read_pipeline(const json& root, const std::string& source,
   std::string prefix;
   if (root.is_object()) {
     for (const auto& [k, v] : root.items())
-      if (k != "pipeline") fail(at(k), "unknown key '" + k + "'; a pipeline file is a list of stages or {\"pipeline\": [...]}");
-    if (!root.contains("pipeline")) fail(at(""), "no \"pipeline\" key; a pipeline file is a list of stages or {\"pipeline\": [...]}");
+      if (k != "pipeline")
+        fail(at(k), "unknown key '" + k +
+                        "'; a pipeline file is a list of stages or {\"pipeline\": [...]}");
+    if (!root.contains("pipeline"))
+      fail(at(""),
+           "no \"pipeline\" key; a pipeline file is a list of stages or {\"pipeline\": [...]}");
     list = &root["pipeline"];
     prefix = "pipeline";
     if (list->is_string()) return tokenize_inline(list->get<std::string>(), at("pipeline"));
@@ -101,19 +110,23 @@ std::vector<RawStage> read_pipeline(const json& root, const std::string& source,
   if (list->is_null()) return {};
   if (!list->is_array()) fail(at(prefix), "expected a list of stages");
   std::vector<RawStage> out;
-  for (size_t i = 0; i < list->size(); ++i) out.push_back(read_stage((*list)[i], prefix + "[" + std::to_string(i) + "]", at));
+  for (size_t i = 0; i < list->size(); ++i)
+    out.push_back(read_stage((*list)[i], prefix + "[" + std::to_string(i) + "]", at));
   return out;
 }
 
 /// YAML -> JSON (every scalar as a string: option values are validated from text anyway),
 /// remembering where each key path starts.
-json yaml_to_json(const YAML::Node& n, const std::string& path, std::map<std::string, YAML::Mark>& marks) {
+json yaml_to_json(const YAML::Node& n, const std::string& path,
+                  std::map<std::string, YAML::Mark>& marks) {
   marks.emplace(path, n.Mark());
   switch (n.Type()) {
-    case YAML::NodeType::Scalar: return n.Scalar();
+    case YAML::NodeType::Scalar:
+      return n.Scalar();
     case YAML::NodeType::Sequence: {
       json a = json::array();
-      for (size_t i = 0; i < n.size(); ++i) a.push_back(yaml_to_json(n[i], path + "[" + std::to_string(i) + "]", marks));
+      for (size_t i = 0; i < n.size(); ++i)
+        a.push_back(yaml_to_json(n[i], path + "[" + std::to_string(i) + "]", marks));
       return a;
     }
     case YAML::NodeType::Map: {
@@ -126,13 +139,15 @@ json yaml_to_json(const YAML::Node& n, const std::string& path, std::map<std::st
       }
       return o;
     }
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
 std::string read_spec_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("-p @" + path + ": cannot read the pipeline file (missing or unreadable)");
+  if (!in)
+    throw UsageError("-p @" + path + ": cannot read the pipeline file (missing or unreadable)");
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw UsageError("-p @" + path + ": cannot read the pipeline file");
@@ -142,30 +157,36 @@ std::string read_spec_file(const std::string& path) {
 bool ends_with(const std::string& s, std::string_view suffix) {
   if (s.size() < suffix.size()) return false;
   for (size_t i = 0; i < suffix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i])
+      return false;
   return true;
 }
 
 }  // namespace
 
-static Pipeline read_yaml(const std::string& text, const std::string& source, const PassRegistry& registry);
+static Pipeline read_yaml(const std::string& text, const std::string& source,
+                          const PassRegistry& registry);
 
-Pipeline Pipeline::from_json(const nlohmann::ordered_json& j, const std::string& source, const PassRegistry& registry) {
+Pipeline Pipeline::from_json(const nlohmann::ordered_json& j, const std::string& source,
+                             const PassRegistry& registry) {
   const Locate at = [&](const std::string& p) { return p.empty() ? source : source + ": " + p; };
-  return with_one_line_errors([&] { return PipelineBuilder::build(read_pipeline(j, source, at), registry); });
+  return with_one_line_errors(
+      [&] { return PipelineBuilder::build(read_pipeline(j, source, at), registry); });
 }
 
-Pipeline Pipeline::from_yaml(const std::string& text, const std::string& source, const PassRegistry& registry) {
+Pipeline Pipeline::from_yaml(const std::string& text, const std::string& source,
+                             const PassRegistry& registry) {
   return with_one_line_errors([&] { return read_yaml(text, source, registry); });
 }
 
-static Pipeline read_yaml(const std::string& text, const std::string& source, const PassRegistry& registry) {
+static Pipeline read_yaml(const std::string& text, const std::string& source,
+                          const PassRegistry& registry) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw UsageError(source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                     ": not valid YAML: " + e.msg);
+    throw UsageError(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                     std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
   }
   std::map<std::string, YAML::Mark> marks;
   const json j = yaml_to_json(root, "", marks);
@@ -194,7 +215,8 @@ Pipeline Pipeline::from_argument(std::string_view arg, const PassRegistry& regis
     return from_json(j, path, registry);
   }
   if (ends_with(path, ".yaml") || ends_with(path, ".yml")) return from_yaml(text, path, registry);
-  return with_one_line_errors([&] { return PipelineBuilder::build(tokenize_inline(text, path), registry); });
+  return with_one_line_errors(
+      [&] { return PipelineBuilder::build(tokenize_inline(text, path), registry); });
 }
 
 }  // namespace mcc::transforms

@@ -17,12 +17,12 @@
 #include "transforms/pipeline.h"
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using mcc::test::one_error_line;
 using mcc::test::run_mcc;
 using mcc::test::RunResult;
 using mcc::test::slurp;
 using mcc::test::spit;
+using nlohmann::json;
 
 namespace {
 
@@ -42,7 +42,9 @@ std::set<std::string> listing(const fs::path& dir) {
   return names;
 }
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 /// Top-level keys whose values differ between two states.
 std::set<std::string> differing_keys(const json& a, const json& b) {
@@ -61,7 +63,8 @@ const std::string kFoldFp16 = "fold,fp16{keep_io=true}";
 TEST_CASE("convert --dry-run prints the canonical pipeline and writes nothing") {
   mcc::test::TempDir tmp("mcc-dry");
   const std::string out = (tmp.path / "o.onnx").string();
-  const RunResult r = run_mcc({"convert", mnist().string(), "-o", out, "-p", "fold,h:fp16{fp32_ops=Softmax,Gemm}", "--dry-run"});
+  const RunResult r = run_mcc({"convert", mnist().string(), "-o", out, "-p",
+                               "fold,h:fp16{fp32_ops=Softmax,Gemm}", "--dry-run"});
   CHECK(r.code == 0);
   CHECK(listing(tmp.path).empty());
   CHECK(has(r.out, "fold{"));
@@ -69,10 +72,12 @@ TEST_CASE("convert --dry-run prints the canonical pipeline and writes nothing") 
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
   // The printed form is itself a spec that prints the same.
   const std::string canon = r.out.substr(0, r.out.size() - 1);
-  const RunResult again = run_mcc({"convert", mnist().string(), "-o", out, "-p", canon, "--dry-run"});
+  const RunResult again =
+      run_mcc({"convert", mnist().string(), "-o", out, "-p", canon, "--dry-run"});
   CHECK(again.code == 0);
   CHECK(again.out == r.out);
-  const RunResult j = run_mcc({"convert", mnist().string(), "-o", out, "-p", "fold", "--dry-run", "--json"});
+  const RunResult j =
+      run_mcc({"convert", mnist().string(), "-o", out, "-p", "fold", "--dry-run", "--json"});
   CHECK(j.code == 0);
   const json dj = json::parse(j.out);
   CHECK(dj["stages"][0]["stage"] == "fold");
@@ -87,15 +92,18 @@ TEST_CASE("convert: spec errors exit 2 on one line with the nearest name, before
   CHECK(a.code == 2);
   CHECK(one_error_line(a.err));
   CHECK(has(a.err, "column 1: unknown stage 'fold-bn' (did you mean 'fold'?)"));
-  const RunResult b = run_mcc({"convert", mnist().string(), "-o", out, "-p", "fold,fp16{dtype=bf17}"});
+  const RunResult b =
+      run_mcc({"convert", mnist().string(), "-o", out, "-p", "fold,fp16{dtype=bf17}"});
   CHECK(b.code == 2);
   CHECK(one_error_line(b.err));
   CHECK(has(b.err, "column 11: bad value 'bf17' for option 'dtype' of stage 'fp16'"));
   CHECK(has(b.err, "(did you mean 'bf16'?)"));
-  const RunResult c = run_mcc({"convert", mnist().string(), "-o", out, "-p", "fold{subgraphs=true", "--dry-run"});
+  const RunResult c =
+      run_mcc({"convert", mnist().string(), "-o", out, "-p", "fold{subgraphs=true", "--dry-run"});
   CHECK(c.code == 2);
   CHECK(has(c.err, "unbalanced braces"));
-  const RunResult d = run_mcc({"convert", mnist().string(), "-o", out, "-p", "fold{sub_graphs=false}"});
+  const RunResult d =
+      run_mcc({"convert", mnist().string(), "-o", out, "-p", "fold{sub_graphs=false}"});
   CHECK(d.code == 2);
   CHECK(has(d.err, "unknown option 'sub_graphs' for stage 'fold' (did you mean 'subgraphs'?)"));
   CHECK(listing(tmp.path).empty());
@@ -103,22 +111,30 @@ TEST_CASE("convert: spec errors exit 2 on one line with the nearest name, before
 
 TEST_CASE("convert -p @file: JSON and YAML specs give the same canonical pipeline as inline text") {
   mcc::test::TempDir tmp("mcc-spec-file");
-  spit(tmp.path / "p.json", R"({"pipeline": [{"stage": "fold"}, {"stage": "fp16", "options": {"keep_io": true}}]})");
+  spit(tmp.path / "p.json",
+       R"({"pipeline": [{"stage": "fold"}, {"stage": "fp16", "options": {"keep_io": true}}]})");
   spit(tmp.path / "p.yaml", "pipeline:\n  - fold\n  - stage: fp16\n    options: {keep_io: yes}\n");
-  spit(tmp.path / "bad.yaml", "pipeline:\n  - fold\n  - stage: fp16\n    options: {keep_oi: yes}\n");
+  spit(tmp.path / "bad.yaml",
+       "pipeline:\n  - fold\n  - stage: fp16\n    options: {keep_oi: yes}\n");
   const std::string out = (tmp.path / "o.onnx").string();
-  const RunResult inl = run_mcc({"convert", mnist().string(), "-o", out, "-p", kFoldFp16, "--dry-run"});
-  const RunResult js = run_mcc({"convert", mnist().string(), "-o", out, "-p", "@" + (tmp.path / "p.json").string(), "--dry-run"});
-  const RunResult ym = run_mcc({"convert", mnist().string(), "-o", out, "-p", "@" + (tmp.path / "p.yaml").string(), "--dry-run"});
+  const RunResult inl =
+      run_mcc({"convert", mnist().string(), "-o", out, "-p", kFoldFp16, "--dry-run"});
+  const RunResult js = run_mcc({"convert", mnist().string(), "-o", out, "-p",
+                                "@" + (tmp.path / "p.json").string(), "--dry-run"});
+  const RunResult ym = run_mcc({"convert", mnist().string(), "-o", out, "-p",
+                                "@" + (tmp.path / "p.yaml").string(), "--dry-run"});
   CHECK(inl.code == 0);
   CHECK(js.code == 0);
   CHECK(ym.code == 0);
   CHECK(js.out == inl.out);
   CHECK(ym.out == inl.out);
-  const RunResult bad = run_mcc({"convert", mnist().string(), "-o", out, "-p", "@" + (tmp.path / "bad.yaml").string()});
+  const RunResult bad = run_mcc(
+      {"convert", mnist().string(), "-o", out, "-p", "@" + (tmp.path / "bad.yaml").string()});
   CHECK(bad.code == 2);
   CHECK(one_error_line(bad.err));
-  CHECK(has(bad.err, "bad.yaml:4:15: pipeline[1].options.keep_oi: unknown option 'keep_oi' for stage 'fp16' (did you mean 'keep_io'?)"));
+  CHECK(has(bad.err,
+            "bad.yaml:4:15: pipeline[1].options.keep_oi: unknown option 'keep_oi' for stage 'fp16' "
+            "(did you mean 'keep_io'?)"));
 }
 
 TEST_CASE("mcc passes lists every stage with its options; --json parses") {
@@ -147,7 +163,8 @@ TEST_CASE("mcc passes lists every stage with its options; --json parses") {
   }
 }
 
-TEST_CASE("convert: identical runs give identical models and states that differ only under timings") {
+TEST_CASE(
+    "convert: identical runs give identical models and states that differ only under timings") {
   mcc::test::TempDir tmp("mcc-determinism");
   const std::string out = (tmp.path / "o.onnx").string();
   const RunResult first = run_mcc({"convert", mnist().string(), "-o", out, "-p", kFoldFp16, "-q"});
@@ -171,7 +188,8 @@ TEST_CASE("convert: identical runs give identical models and states that differ 
 
 TEST_CASE("convert --state replays the pipeline byte for byte; another model's state is exit 3") {
   mcc::test::TempDir tmp("mcc-replay");
-  const std::string out = (tmp.path / "o.onnx").string(), state = (tmp.path / "o.mcc.json").string();
+  const std::string out = (tmp.path / "o.onnx").string(),
+                    state = (tmp.path / "o.mcc.json").string();
   REQUIRE(run_mcc({"convert", mnist().string(), "-o", out, "-p", kFoldFp16, "-q"}).code == 0);
   const std::string again = (tmp.path / "again.onnx").string();
   const RunResult r = run_mcc({"convert", mnist().string(), "-o", again, "--state", state});
@@ -183,32 +201,38 @@ TEST_CASE("convert --state replays the pipeline byte for byte; another model's s
   CHECK(s1["output"]["sha256"] == s0["output"]["sha256"]);
 
   SUBCASE("--dry-run with --state prints the recorded pipeline") {
-    const RunResult d = run_mcc({"convert", mnist().string(), "-o", (tmp.path / "d.onnx").string(), "--state", state, "--dry-run"});
+    const RunResult d = run_mcc({"convert", mnist().string(), "-o", (tmp.path / "d.onnx").string(),
+                                 "--state", state, "--dry-run"});
     CHECK(d.code == 0);
     CHECK(d.out == s0["pipeline"].get<std::string>() + "\n");
     CHECK_FALSE(fs::exists(tmp.path / "d.onnx"));
   }
   SUBCASE("the state of another model") {
-    const RunResult o = run_mcc({"convert", other_model().string(), "-o", (tmp.path / "x.onnx").string(), "--state", state});
+    const RunResult o = run_mcc({"convert", other_model().string(), "-o",
+                                 (tmp.path / "x.onnx").string(), "--state", state});
     CHECK(o.code == 3);
     CHECK(one_error_line(o.err));
     CHECK(has(o.err, "recorded for another input model"));
     CHECK_FALSE(fs::exists(tmp.path / "x.onnx"));
   }
-  SUBCASE("a state whose records do not fit its pipeline, a newer schema, or a pipeline this mcc cannot run") {
+  SUBCASE(
+      "a state whose records do not fit its pipeline, a newer schema, or a pipeline this mcc "
+      "cannot run") {
     json relabeled = s0;
     relabeled["stages"][1]["label"] = "other";
     json newer = s0;
     newer["schema_version"] = mcc::cli::kSidecarSchemaVersion + 1;
     json unknown = s0;
     unknown["pipeline"] = "fold,quantise";
-    const std::pair<json, std::string> cases[] = {
-        {relabeled, "stages[1] is stage 'other' (fp16)"}, {newer, "newer mcc"}, {unknown, "unknown stage 'quantise'"}};
+    const std::pair<json, std::string> cases[] = {{relabeled, "stages[1] is stage 'other' (fp16)"},
+                                                  {newer, "newer mcc"},
+                                                  {unknown, "unknown stage 'quantise'"}};
     for (const auto& [bad, why] : cases) {
       CAPTURE(why);
       spit(tmp.path / "bad.mcc.json", bad.dump());
-      const RunResult b = run_mcc({"convert", mnist().string(), "-o", (tmp.path / "y.onnx").string(), "--state",
-                                   (tmp.path / "bad.mcc.json").string()});
+      const RunResult b =
+          run_mcc({"convert", mnist().string(), "-o", (tmp.path / "y.onnx").string(), "--state",
+                   (tmp.path / "bad.mcc.json").string()});
       CHECK(b.code == 3);
       CHECK(one_error_line(b.err));
       CHECK(has(b.err, why));
@@ -225,11 +249,14 @@ class MetadataStampPass : public mcc::transforms::Pass {
  public:
   const mcc::transforms::PassInfo& info() const override {
     static const mcc::transforms::PassInfo kInfo{
-        "stamp", "writes metadata", {{"value", mcc::transforms::OptionType::Float, "0.1", "the value", {}}}};
+        "stamp",
+        "writes metadata",
+        {{"value", mcc::transforms::OptionType::Float, "0.1", "the value", {}}}};
     return kInfo;
   }
   mcc::transforms::PassResult run(mcc::ir::Model& m, mcc::transforms::PassContext& ctx) override {
-    const double v = ctx.replay ? ctx.replay->at("value").get<double>() : ctx.options.get_float("value") / 3;
+    const double v =
+        ctx.replay ? ctx.replay->at("value").get<double>() : ctx.options.get_float("value") / 3;
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.17g", v);
     m.metadata_props.emplace_back("stamp", buf);
@@ -242,7 +269,8 @@ class MetadataStampPass : public mcc::transforms::Pass {
 
 }  // namespace
 
-TEST_CASE("convert in-process: a test-only stage's record drives the replay; floats round-trip exactly") {
+TEST_CASE(
+    "convert in-process: a test-only stage's record drives the replay; floats round-trip exactly") {
   QuietLogs quiet;
   mcc::transforms::PassRegistry reg;
   reg.add<MetadataStampPass>();
@@ -274,8 +302,8 @@ TEST_CASE("convert in-process: a test-only stage's record drives the replay; flo
   CHECK(json::parse(slurp(tmp.path / "c.mcc.json"))["stages"][0]["record"]["value"] == 0.5);
 
   // The sidecar's JSON text gives back the exact bits of any double (shortest round-trip form).
-  for (double x : {0.1, 0.7 / 3, 1.0 / 3, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -0.0,
-                   static_cast<double>(0.1f), 123456789.123456789}) {
+  for (double x : {0.1, 0.7 / 3, 1.0 / 3, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+                   -0.0, static_cast<double>(0.1f), 123456789.123456789}) {
     const json back = json::parse(mcc::cli::dump_sidecar(json{{"x", x}}));
     const double y = back["x"].get<double>();
     CHECK(std::memcmp(&x, &y, sizeof x) == 0);

@@ -1,17 +1,18 @@
 // PassManager: stage order and records (options, modified, stats, node and byte counts), verify
 // after every stage catching a stage that breaks the IR, error context naming the stage and the
 // stages before it, and replay handing every stage its own record.
+#include "transforms/pass_manager.h"
+
 #include <doctest/doctest.h>
-#include <spdlog/spdlog.h>
 #include <onnx/defs/parser.h>
 #include <onnx/onnx-ml.pb.h>
+#include <spdlog/spdlog.h>
 
 #include <stdexcept>
 
 #include "ir/errors.h"
 #include "ir/onnx_io.h"
 #include "ir/verifier.h"
-#include "transforms/pass_manager.h"
 
 namespace {
 
@@ -51,7 +52,8 @@ class StampPass : public Pass {
  public:
   explicit StampPass(Seen* seen) : seen_(seen) {}
   const PassInfo& info() const override {
-    static const PassInfo kInfo{"stamp", "adds an unused initializer",
+    static const PassInfo kInfo{"stamp",
+                                "adds an unused initializer",
                                 {{"floats", OptionType::Int, "4", "how many", {}},
                                  {"tag", OptionType::String, "s", "name prefix", {}}}};
     return kInfo;
@@ -60,9 +62,11 @@ class StampPass : public Pass {
     seen_->labels.push_back(ctx.label);
     seen_->replays.push_back(ctx.replay ? *ctx.replay : json());
     const auto n = ctx.options.get_int("floats");
-    const std::string name = ctx.replay ? ctx.replay->at("name").get<std::string>()
-                                        : m.graph->unique_name(ctx.options.get_string("tag") + "_stamp");
-    m.graph->add_initializer(name, mcc::ir::Tensor::from_vector<float>({n}, std::vector<float>(n, 1.f)));
+    const std::string name = ctx.replay
+                                 ? ctx.replay->at("name").get<std::string>()
+                                 : m.graph->unique_name(ctx.options.get_string("tag") + "_stamp");
+    m.graph->add_initializer(name,
+                             mcc::ir::Tensor::from_vector<float>({n}, std::vector<float>(n, 1.f)));
     PassResult r;
     r.modified = true;
     r.stats["stamped"] = n;
@@ -92,7 +96,10 @@ class BreakPass : public Pass {
 class ThrowPass : public Pass {
  public:
   const PassInfo& info() const override {
-    static const PassInfo kInfo{"throw", "fails", {{"kind", OptionType::String, "unsupported", "", {"unsupported", "std"}}}};
+    static const PassInfo kInfo{
+        "throw",
+        "fails",
+        {{"kind", OptionType::String, "unsupported", "", {"unsupported", "std"}}}};
     return kInfo;
   }
   PassResult run(mcc::ir::Model&, PassContext& ctx) override {
@@ -185,7 +192,8 @@ TEST_CASE("pass manager: errors keep their type and gain the stage context") {
     PassManager(p, reg).run(m);
     FAIL("no error");
   } catch (const mcc::UnsupportedError& e) {
-    CHECK(std::string(e.what()) == "in stage 'q' (throw) after [stamp, a]: node 'n1' (Foo-1): op not handled");
+    CHECK(std::string(e.what()) ==
+          "in stage 'q' (throw) after [stamp, a]: node 'n1' (Foo-1): op not handled");
   }
   auto m2 = load_text(kModel);
   try {
@@ -233,12 +241,14 @@ TEST_CASE("pass manager: replay hands every stage its own record") {
     CHECK(seen.labels.empty());
   }
   CHECK_THROWS_WITH(check_replay_records(p, relabeled, "s.json"),
-                    "s.json: stages[1] is stage 'y' (stamp) but the pipeline says 'x' (stamp); the file was edited or is corrupt");
+                    "s.json: stages[1] is stage 'y' (stamp) but the pipeline says 'x' (stamp); the "
+                    "file was edited or is corrupt");
 
   // A record missing what the stage needs is reported as an unusable state, not a crash.
   json hollow = saved;
   hollow[1]["record"] = json::object();
   auto m5 = load_text(kModel);
-  CHECK_THROWS_WITH_AS(PassManager(p, reg).run(m5, &hollow), doctest::Contains("in stage 'x' (stamp) after [stamp]: the state's record"),
+  CHECK_THROWS_WITH_AS(PassManager(p, reg).run(m5, &hollow),
+                       doctest::Contains("in stage 'x' (stamp) after [stamp]: the state's record"),
                        mcc::ModelError);
 }
