@@ -245,8 +245,11 @@ struct Planner {
         const ir::Tensor* c = constant_tensor(v, cfg.initializer_inputs_are_constants);
         const ir::SlotTypes* s = t->input(i);
         if (!c || c->dtype() != ir::DType::F32 || !s || !group_convertible(n, *t, s->type_param, plan, cfg.low)) continue;
-        const RangeReport& r = range_of(v, *c);
-        if (r.overflow > 0 && cfg.out_of_range == OutOfRange::KeepFp32) in_range = false;
+        range_of(v, *c);
+        RangeReport& r = plan.ranges[range_index.at(v)];
+        if (r.overflow == 0) continue;
+        r.action = cfg.out_of_range == OutOfRange::KeepFp32 ? "kept_fp32" : "saturated";
+        if (cfg.out_of_range == OutOfRange::KeepFp32) in_range = false;
       }
       if (!in_range) continue;
       d.low = true;
