@@ -9,108 +9,14 @@
 #include <utility>
 #include <vector>
 
-#include "backends/executor.h"
-#include "ir/graph.h"
+#include "support/op_test.h"
 
 using namespace mcc;
+using namespace mcc::test;
 using ir::DType;
 using ir::Tensor;
 
 namespace {
-
-/// Builds a model with one node whose inputs are graph inputs, runs it on the cpu backend.
-struct Op {
-  std::string op;
-  int opset;
-  std::vector<Tensor> inputs;  // undefined tensor = omitted optional input
-  int num_outputs = 1;
-  std::vector<ir::Attribute> attrs;
-
-  Op(std::string o, int v) : op(std::move(o)), opset(v) {}
-  Op& in(Tensor t) {
-    inputs.push_back(std::move(t));
-    return *this;
-  }
-  Op& none() {
-    inputs.emplace_back();
-    return *this;
-  }
-  Op& outs(int k) {
-    num_outputs = k;
-    return *this;
-  }
-  Op& i(const std::string& n, int64_t v) {
-    attrs.push_back({n, ir::AttrKind::Int, v, "", "", ""});
-    return *this;
-  }
-  Op& f(const std::string& n, float v) {
-    attrs.push_back({n, ir::AttrKind::Float, v, "", "", ""});
-    return *this;
-  }
-  Op& s(const std::string& n, std::string v) {
-    attrs.push_back({n, ir::AttrKind::String, std::move(v), "", "", ""});
-    return *this;
-  }
-  Op& is(const std::string& n, std::vector<int64_t> v) {
-    attrs.push_back({n, ir::AttrKind::Ints, std::move(v), "", "", ""});
-    return *this;
-  }
-  Op& t(const std::string& n, Tensor v) {
-    attrs.push_back({n, ir::AttrKind::Tensor, std::move(v), "", "", ""});
-    return *this;
-  }
-
-  std::vector<Tensor> run() const {
-    ir::Model m;
-    m.ir_version = 8;
-    m.opset_imports = {{"", opset}};
-    m.graph = std::make_unique<ir::Graph>();
-    ir::Graph& g = *m.graph;
-    std::vector<ir::Value*> ins;
-    std::vector<std::pair<std::string, backends::RValue>> feeds;
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      if (!inputs[k].defined()) {
-        ins.push_back(nullptr);
-        continue;
-      }
-      ir::Value& v = g.add_value("in" + std::to_string(k));
-      v.is_graph_input = true;
-      g.inputs.push_back(&v);
-      ins.push_back(&v);
-      feeds.emplace_back(v.name, backends::RValue::of(inputs[k]));
-    }
-    std::vector<std::string> outs;
-    for (int k = 0; k < num_outputs; ++k) outs.push_back("out" + std::to_string(k));
-    ir::Node& n = g.add_node(op, "", "node", ins, outs);
-    n.since_version = opset;
-    for (const auto& a : attrs) n.set_attr(a);
-    for (ir::Value* o : n.outputs) g.outputs.push_back(o);
-    backends::ExecOptions opts;
-    opts.threads = 2;
-    backends::Executor ex(m, opts);
-    std::vector<Tensor> res;
-    for (auto& r : ex.run(feeds)) res.push_back(r.tensor);
-    return res;
-  }
-  Tensor run1() const { return run().at(0); }
-};
-
-template <class T>
-Tensor tn(std::vector<int64_t> dims, const std::vector<T>& v) {
-  return Tensor::from_vector<T>(std::move(dims), v);
-}
-Tensor bools(std::vector<int64_t> dims, const std::vector<int>& v) {
-  Tensor t = Tensor::allocate(DType::Bool, std::move(dims));
-  auto d = t.mutable_data<bool>();
-  for (size_t k = 0; k < v.size(); ++k) d[k] = v[k] != 0;
-  return t;
-}
-Tensor i64s(const std::vector<int64_t>& v) {
-  return tn<int64_t>({static_cast<int64_t>(v.size())}, v);
-}
-Tensor f32s(std::vector<int64_t> dims, const std::vector<float>& v) {
-  return tn<float>(std::move(dims), v);
-}
 
 template <class T>
 std::vector<T> vals(const Tensor& t) {
@@ -122,11 +28,6 @@ std::vector<float> halfs(const Tensor& t) {
   for (f16 h : t.data<f16>()) out.push_back(static_cast<float>(h));
   return out;
 }
-Tensor f16s(std::vector<int64_t> dims, const std::vector<float>& v) {
-  std::vector<f16> h;
-  for (float x : v) h.emplace_back(x);
-  return tn<f16>(std::move(dims), h);
-}
 using V64 = std::vector<int64_t>;
 using VF = std::vector<float>;
 
@@ -135,93 +36,93 @@ using VF = std::vector<float>;
 // ---------------------------------------------------------------- shape ops
 
 TEST_CASE("tensor_ops: Reshape copies 0 dims, infers -1, returns a view and honours allowzero") {
-  Tensor x = f32s({2, 3, 4}, VF(24, 1.f));
-  Tensor y = Op("Reshape", 14).in(x).in(i64s({4, 0, -1})).run1();
+  Tensor x = tensor<float>({2, 3, 4}, VF(24, 1.f));
+  Tensor y = OpTest("Reshape", 14).in(x).in(vec<int64_t>({4, 0, -1})).run1();
   CHECK(y.dims() == V64{4, 3, 2});
   CHECK(y.buffer() == x.buffer());  // zero-copy
-  Tensor e = Op("Reshape", 14).i("allowzero", 1).in(f32s({0, 3}, {})).in(i64s({3, 0})).run1();
+  Tensor e = OpTest("Reshape", 14).i("allowzero", 1).in(tensor<float>({0, 3}, {})).in(vec<int64_t>({3, 0})).run1();
   CHECK(e.dims() == V64{3, 0});
-  Tensor old = Op("Reshape", 1).is("shape", {6, 4}).in(x).run1();
+  Tensor old = OpTest("Reshape", 1).is("shape", {6, 4}).in(x).run1();
   CHECK(old.dims() == V64{6, 4});
-  CHECK_THROWS_AS(Op("Reshape", 14).in(x).in(i64s({5, -1})).run(), ModelError);
-  CHECK_THROWS_AS(Op("Reshape", 14).in(x).in(i64s({-1, -1})).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Reshape", 14).in(x).in(vec<int64_t>({5, -1})).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Reshape", 14).in(x).in(vec<int64_t>({-1, -1})).run(), ModelError);
 }
 
 TEST_CASE("tensor_ops: Flatten, Squeeze (attribute and input forms) and Unsqueeze reshape views") {
-  Tensor x = tn<int32_t>({2, 3, 4, 5}, std::vector<int32_t>(120, 7));
-  CHECK(Op("Flatten", 13).i("axis", 2).in(x).run1().dims() == V64{6, 20});
-  CHECK(Op("Flatten", 13).i("axis", -1).in(x).run1().dims() == V64{24, 5});
-  CHECK(Op("Flatten", 13).i("axis", 0).in(x).run1().dims() == V64{1, 120});
-  Tensor s = f32s({1, 3, 1, 2}, VF(6, 0.f));
-  CHECK(Op("Squeeze", 11).is("axes", {0}).in(s).run1().dims() == V64{3, 1, 2});
-  CHECK(Op("Squeeze", 13).in(s).in(i64s({-2})).run1().dims() == V64{1, 3, 2});
-  CHECK(Op("Squeeze", 13).in(s).run1().dims() == V64{3, 2});
-  CHECK_THROWS_AS(Op("Squeeze", 13).in(s).in(i64s({1})).run(), ModelError);
-  Tensor u = f32s({3, 4}, VF(12, 0.f));
-  CHECK(Op("Unsqueeze", 13).in(u).in(i64s({2, 0})).run1().dims() == V64{1, 3, 1, 4});
-  CHECK(Op("Unsqueeze", 11).is("axes", {-1}).in(u).run1().dims() == V64{3, 4, 1});
-  CHECK_THROWS_AS(Op("Unsqueeze", 13).in(u).in(i64s({0, 0})).run(), ModelError);
+  Tensor x = tensor<int32_t>({2, 3, 4, 5}, std::vector<int32_t>(120, 7));
+  CHECK(OpTest("Flatten", 13).i("axis", 2).in(x).run1().dims() == V64{6, 20});
+  CHECK(OpTest("Flatten", 13).i("axis", -1).in(x).run1().dims() == V64{24, 5});
+  CHECK(OpTest("Flatten", 13).i("axis", 0).in(x).run1().dims() == V64{1, 120});
+  Tensor s = tensor<float>({1, 3, 1, 2}, VF(6, 0.f));
+  CHECK(OpTest("Squeeze", 11).is("axes", {0}).in(s).run1().dims() == V64{3, 1, 2});
+  CHECK(OpTest("Squeeze", 13).in(s).in(vec<int64_t>({-2})).run1().dims() == V64{1, 3, 2});
+  CHECK(OpTest("Squeeze", 13).in(s).run1().dims() == V64{3, 2});
+  CHECK_THROWS_AS(OpTest("Squeeze", 13).in(s).in(vec<int64_t>({1})).run(), ModelError);
+  Tensor u = tensor<float>({3, 4}, VF(12, 0.f));
+  CHECK(OpTest("Unsqueeze", 13).in(u).in(vec<int64_t>({2, 0})).run1().dims() == V64{1, 3, 1, 4});
+  CHECK(OpTest("Unsqueeze", 11).is("axes", {-1}).in(u).run1().dims() == V64{3, 4, 1});
+  CHECK_THROWS_AS(OpTest("Unsqueeze", 13).in(u).in(vec<int64_t>({0, 0})).run(), ModelError);
 }
 
 TEST_CASE("tensor_ops: Shape with start/end clamping and Size") {
-  Tensor x = f32s({2, 3, 4}, VF(24, 0.f));
-  CHECK(vals<int64_t>(Op("Shape", 15).in(x).run1()) == V64{2, 3, 4});
-  CHECK(vals<int64_t>(Op("Shape", 15).i("start", -1).in(x).run1()) == V64{4});
-  CHECK(vals<int64_t>(Op("Shape", 15).i("start", -10).i("end", 10).in(x).run1()) == V64{2, 3, 4});
-  CHECK(vals<int64_t>(Op("Shape", 15).i("start", 2).i("end", 1).in(x).run1()).empty());
-  Tensor sz = Op("Size", 13).in(x).run1();
+  Tensor x = tensor<float>({2, 3, 4}, VF(24, 0.f));
+  CHECK(vals<int64_t>(OpTest("Shape", 15).in(x).run1()) == V64{2, 3, 4});
+  CHECK(vals<int64_t>(OpTest("Shape", 15).i("start", -1).in(x).run1()) == V64{4});
+  CHECK(vals<int64_t>(OpTest("Shape", 15).i("start", -10).i("end", 10).in(x).run1()) == V64{2, 3, 4});
+  CHECK(vals<int64_t>(OpTest("Shape", 15).i("start", 2).i("end", 1).in(x).run1()).empty());
+  Tensor sz = OpTest("Size", 13).in(x).run1();
   CHECK(sz.dtype() == DType::I64);
   CHECK(sz.rank() == 0);
   CHECK(vals<int64_t>(sz) == V64{24});
 }
 
 TEST_CASE("tensor_ops: Constant attributes, ConstantOfShape, EyeLike and Identity") {
-  Tensor c = Op("Constant", 13).is("value_ints", {1, 2, 3}).run1();
+  Tensor c = OpTest("Constant", 13).is("value_ints", {1, 2, 3}).run1();
   CHECK(c.dtype() == DType::I64);
   CHECK(vals<int64_t>(c) == V64{1, 2, 3});
-  CHECK(vals<float>(Op("Constant", 13).f("value_float", 2.5f).run1()) == VF{2.5f});
-  CHECK(Op("Constant", 13).s("value_string", "hi").run1().strings() ==
+  CHECK(vals<float>(OpTest("Constant", 13).f("value_float", 2.5f).run1()) == VF{2.5f});
+  CHECK(OpTest("Constant", 13).s("value_string", "hi").run1().strings() ==
         std::vector<std::string>{"hi"});
-  CHECK_THROWS_AS(Op("Constant", 13).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Constant", 13).run(), ModelError);
 
-  Tensor cs = Op("ConstantOfShape", 9).t("value", tn<int32_t>({1}, {7})).in(i64s({2, 2})).run1();
+  Tensor cs = OpTest("ConstantOfShape", 9).t("value", tensor<int32_t>({1}, {7})).in(vec<int64_t>({2, 2})).run1();
   CHECK(cs.dtype() == DType::I32);
   CHECK(vals<int32_t>(cs) == std::vector<int32_t>{7, 7, 7, 7});
-  CHECK(Op("ConstantOfShape", 9).in(i64s({0})).run1().numel() == 0);
-  CHECK(vals<float>(Op("ConstantOfShape", 9).in(i64s({2})).run1()) == VF{0.f, 0.f});
+  CHECK(OpTest("ConstantOfShape", 9).in(vec<int64_t>({0})).run1().numel() == 0);
+  CHECK(vals<float>(OpTest("ConstantOfShape", 9).in(vec<int64_t>({2})).run1()) == VF{0.f, 0.f});
 
-  Tensor eye = Op("EyeLike", 9)
+  Tensor eye = OpTest("EyeLike", 9)
                    .i("k", 1)
                    .i("dtype", static_cast<int64_t>(DType::I32))
-                   .in(f32s({3, 4}, VF(12, 5.f)))
+                   .in(tensor<float>({3, 4}, VF(12, 5.f)))
                    .run1();
   CHECK(vals<int32_t>(eye) == std::vector<int32_t>{0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
-  Tensor eh = Op("EyeLike", 9).in(f16s({2, 2}, {3, 3, 3, 3})).run1();
+  Tensor eh = OpTest("EyeLike", 9).in(tensor<f16>({2, 2}, {3, 3, 3, 3})).run1();
   CHECK(halfs(eh) == VF{1, 0, 0, 1});
-  CHECK_THROWS_AS(Op("EyeLike", 9).in(f32s({4}, VF(4, 0.f))).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("EyeLike", 9).in(tensor<float>({4}, VF(4, 0.f))).run(), ModelError);
 
   Tensor s = Tensor::from_strings({2}, {"a", "b"});
-  CHECK(Op("Identity", 16).in(s).run1().strings() == std::vector<std::string>{"a", "b"});
+  CHECK(OpTest("Identity", 16).in(s).run1().strings() == std::vector<std::string>{"a", "b"});
 }
 
 TEST_CASE("tensor_ops: Range on integer and float types") {
-  CHECK(vals<int32_t>(Op("Range", 11)
+  CHECK(vals<int32_t>(OpTest("Range", 11)
                           .in(Tensor::scalar<int32_t>(10))
                           .in(Tensor::scalar<int32_t>(4))
                           .in(Tensor::scalar<int32_t>(-3))
                           .run1()) == std::vector<int32_t>{10, 7});
-  CHECK(vals<float>(Op("Range", 11)
+  CHECK(vals<float>(OpTest("Range", 11)
                         .in(Tensor::scalar<float>(3))
                         .in(Tensor::scalar<float>(9))
                         .in(Tensor::scalar<float>(3))
                         .run1()) == VF{3, 6});
-  CHECK(vals<int64_t>(Op("Range", 11)
+  CHECK(vals<int64_t>(OpTest("Range", 11)
                           .in(Tensor::scalar<int64_t>(5))
                           .in(Tensor::scalar<int64_t>(1))
                           .in(Tensor::scalar<int64_t>(2))
                           .run1())
             .empty());
-  CHECK_THROWS_AS(Op("Range", 11)
+  CHECK_THROWS_AS(OpTest("Range", 11)
                       .in(Tensor::scalar<int64_t>(0))
                       .in(Tensor::scalar<int64_t>(1))
                       .in(Tensor::scalar<int64_t>(0))
@@ -231,17 +132,17 @@ TEST_CASE("tensor_ops: Range on integer and float types") {
 
 TEST_CASE(
     "tensor_ops: Dropout in inference and with training ratio 0 is the identity with a true mask") {
-  Tensor x = f32s({2, 2}, {1, 2, 3, 4});
-  auto r = Op("Dropout", 13).outs(2).in(x).run();
+  Tensor x = tensor<float>({2, 2}, {1, 2, 3, 4});
+  auto r = OpTest("Dropout", 13).outs(2).in(x).run();
   CHECK(vals<float>(r[0]) == VF{1, 2, 3, 4});
   CHECK(r[1].dtype() == DType::Bool);
   CHECK(vals<bool>(r[1]) == std::vector<bool>{true, true, true, true});
-  auto t = Op("Dropout", 13).outs(2).in(x).in(Tensor::scalar<float>(0.f)).in(bools({}, {1})).run();
+  auto t = OpTest("Dropout", 13).outs(2).in(x).in(Tensor::scalar<float>(0.f)).in(bools({}, {1})).run();
   CHECK(vals<float>(t[0]) == VF{1, 2, 3, 4});
-  auto tr = Op("Dropout", 13)
+  auto tr = OpTest("Dropout", 13)
                 .i("seed", 3)
                 .outs(2)
-                .in(f32s({1000}, VF(1000, 1.f)))
+                .in(tensor<float>({1000}, VF(1000, 1.f)))
                 .in(Tensor::scalar<float>(0.5f))
                 .in(bools({}, {1}))
                 .run();
@@ -257,14 +158,14 @@ TEST_CASE(
 // ---------------------------------------------------------------- layout ops
 
 TEST_CASE("tensor_ops: Transpose default and explicit perms over f32, f16 and int8") {
-  CHECK(vals<float>(Op("Transpose", 13).in(f32s({2, 3}, {1, 2, 3, 4, 5, 6})).run1()) ==
+  CHECK(vals<float>(OpTest("Transpose", 13).in(tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})).run1()) ==
         VF{1, 4, 2, 5, 3, 6});
-  Tensor h = Op("Transpose", 13).in(f16s({2, 3}, {1, 2, 3, 4, 5, 6})).run1();
+  Tensor h = OpTest("Transpose", 13).in(tensor<f16>({2, 3}, {1, 2, 3, 4, 5, 6})).run1();
   CHECK(h.dims() == V64{3, 2});
   CHECK(halfs(h) == VF{1, 4, 2, 5, 3, 6});
   std::vector<int8_t> v(24);
   for (int k = 0; k < 24; ++k) v[static_cast<size_t>(k)] = static_cast<int8_t>(k);
-  Tensor y = Op("Transpose", 13).is("perm", {1, 2, 0}).in(tn<int8_t>({2, 3, 4}, v)).run1();
+  Tensor y = OpTest("Transpose", 13).is("perm", {1, 2, 0}).in(tensor<int8_t>({2, 3, 4}, v)).run1();
   CHECK(y.dims() == V64{3, 4, 2});
   auto d = vals<int8_t>(y);
   // y[i][j][k] = x[k][i][j]
@@ -274,268 +175,268 @@ TEST_CASE("tensor_ops: Transpose default and explicit perms over f32, f16 and in
       for (int k = 0; k < 2; ++k)
         ok = ok && d[static_cast<size_t>((i * 4 + j) * 2 + k)] == k * 12 + i * 4 + j;
   CHECK(ok);
-  CHECK_THROWS_AS(Op("Transpose", 13).is("perm", {0, 0}).in(f32s({2, 2}, VF(4, 0.f))).run(),
+  CHECK_THROWS_AS(OpTest("Transpose", 13).is("perm", {0, 0}).in(tensor<float>({2, 2}, VF(4, 0.f))).run(),
                   ModelError);
 }
 
 TEST_CASE("tensor_ops: Concat on strings and int64, and Split by sizes and by num_outputs") {
   Tensor a = Tensor::from_strings({1, 2}, {"a", "b"}),
          b = Tensor::from_strings({2, 2}, {"c", "d", "e", "f"});
-  Tensor s = Op("Concat", 13).i("axis", 0).in(a).in(b).run1();
+  Tensor s = OpTest("Concat", 13).i("axis", 0).in(a).in(b).run1();
   CHECK(s.dims() == V64{3, 2});
   CHECK(s.strings() == std::vector<std::string>{"a", "b", "c", "d", "e", "f"});
-  Tensor c = Op("Concat", 13)
+  Tensor c = OpTest("Concat", 13)
                  .i("axis", -1)
-                 .in(tn<int64_t>({2, 1}, {1, 2}))
-                 .in(tn<int64_t>({2, 2}, {3, 4, 5, 6}))
+                 .in(tensor<int64_t>({2, 1}, {1, 2}))
+                 .in(tensor<int64_t>({2, 2}, {3, 4, 5, 6}))
                  .run1();
   CHECK(vals<int64_t>(c) == V64{1, 3, 4, 2, 5, 6});
   CHECK_THROWS_AS(
-      Op("Concat", 13).i("axis", 0).in(f32s({1, 2}, {1, 2})).in(f32s({1, 3}, {1, 2, 3})).run(),
+      OpTest("Concat", 13).i("axis", 0).in(tensor<float>({1, 2}, {1, 2})).in(tensor<float>({1, 3}, {1, 2, 3})).run(),
       ModelError);
 
-  Tensor x = f32s({6}, {1, 2, 3, 4, 5, 6});
-  auto p = Op("Split", 13).outs(2).in(x).in(i64s({2, 4})).run();
+  Tensor x = tensor<float>({6}, {1, 2, 3, 4, 5, 6});
+  auto p = OpTest("Split", 13).outs(2).in(x).in(vec<int64_t>({2, 4})).run();
   CHECK(vals<float>(p[0]) == VF{1, 2});
   CHECK(vals<float>(p[1]) == VF{3, 4, 5, 6});
-  auto q = Op("Split", 18).i("num_outputs", 3).outs(3).in(f32s({7}, {1, 2, 3, 4, 5, 6, 7})).run();
+  auto q = OpTest("Split", 18).i("num_outputs", 3).outs(3).in(tensor<float>({7}, {1, 2, 3, 4, 5, 6, 7})).run();
   CHECK(vals<float>(q[0]) == VF{1, 2, 3});
   CHECK(vals<float>(q[2]) == VF{7});
-  auto r = Op("Split", 11)
+  auto r = OpTest("Split", 11)
                .i("axis", 1)
                .is("split", {1, 2})
                .outs(2)
-               .in(f32s({2, 3}, {1, 2, 3, 4, 5, 6}))
+               .in(tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6}))
                .run();
   CHECK(vals<float>(r[1]) == VF{2, 3, 5, 6});
-  CHECK_THROWS_AS(Op("Split", 13).outs(2).in(x).in(i64s({2, 3})).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Split", 13).outs(2).in(x).in(vec<int64_t>({2, 3})).run(), ModelError);
 }
 
 TEST_CASE("tensor_ops: DepthToSpace DCR/CRD and SpaceToDepth") {
-  Tensor x = f32s({1, 8, 1, 1}, {0, 1, 2, 3, 4, 5, 6, 7});
-  Tensor dcr = Op("DepthToSpace", 13).i("blocksize", 2).in(x).run1();
+  Tensor x = tensor<float>({1, 8, 1, 1}, {0, 1, 2, 3, 4, 5, 6, 7});
+  Tensor dcr = OpTest("DepthToSpace", 13).i("blocksize", 2).in(x).run1();
   CHECK(dcr.dims() == V64{1, 2, 2, 2});
   CHECK(vals<float>(dcr) == VF{0, 2, 4, 6, 1, 3, 5, 7});
-  Tensor crd = Op("DepthToSpace", 13).i("blocksize", 2).s("mode", "CRD").in(x).run1();
+  Tensor crd = OpTest("DepthToSpace", 13).i("blocksize", 2).s("mode", "CRD").in(x).run1();
   CHECK(vals<float>(crd) == VF{0, 1, 2, 3, 4, 5, 6, 7});
-  Tensor back = Op("SpaceToDepth", 13).i("blocksize", 2).in(dcr).run1();
+  Tensor back = OpTest("SpaceToDepth", 13).i("blocksize", 2).in(dcr).run1();
   CHECK(back.dims() == V64{1, 8, 1, 1});
   CHECK(vals<float>(back) == VF{0, 1, 2, 3, 4, 5, 6, 7});
-  CHECK_THROWS_AS(Op("DepthToSpace", 13).i("blocksize", 3).in(x).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("DepthToSpace", 13).i("blocksize", 3).in(x).run(), ModelError);
 }
 
 TEST_CASE("tensor_ops: Tile and Expand") {
-  Tensor x = tn<int32_t>({2, 2}, {0, 1, 2, 3});
-  CHECK(vals<int32_t>(Op("Tile", 13).in(x).in(i64s({2, 1})).run1()) ==
+  Tensor x = tensor<int32_t>({2, 2}, {0, 1, 2, 3});
+  CHECK(vals<int32_t>(OpTest("Tile", 13).in(x).in(vec<int64_t>({2, 1})).run1()) ==
         std::vector<int32_t>{0, 1, 2, 3, 0, 1, 2, 3});
-  CHECK(vals<int32_t>(Op("Tile", 13).in(x).in(i64s({1, 2})).run1()) ==
+  CHECK(vals<int32_t>(OpTest("Tile", 13).in(x).in(vec<int64_t>({1, 2})).run1()) ==
         std::vector<int32_t>{0, 1, 0, 1, 2, 3, 2, 3});
-  CHECK_THROWS_AS(Op("Tile", 13).in(x).in(i64s({2})).run(), ModelError);
-  Tensor e = Op("Expand", 13).in(f32s({3, 1}, {1, 2, 3})).in(i64s({2, 1, 2})).run1();
+  CHECK_THROWS_AS(OpTest("Tile", 13).in(x).in(vec<int64_t>({2})).run(), ModelError);
+  Tensor e = OpTest("Expand", 13).in(tensor<float>({3, 1}, {1, 2, 3})).in(vec<int64_t>({2, 1, 2})).run1();
   CHECK(e.dims() == V64{2, 3, 2});
   CHECK(vals<float>(e) == VF{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3});
-  CHECK_THROWS_AS(Op("Expand", 13).in(f32s({3}, {1, 2, 3})).in(i64s({2})).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Expand", 13).in(tensor<float>({3}, {1, 2, 3})).in(vec<int64_t>({2})).run(), ModelError);
 }
 
 // ---------------------------------------------------------------- slice / pad
 
 TEST_CASE("tensor_ops: Slice with steps, negative steps, clamping and opset-1 attributes") {
-  Tensor x = f32s({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
-  CHECK(vals<float>(Op("Slice", 13)
+  Tensor x = tensor<float>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(vals<float>(OpTest("Slice", 13)
                         .in(x)
-                        .in(i64s({1, 0}))
-                        .in(i64s({2, 3}))
-                        .in(i64s({0, 1}))
-                        .in(i64s({1, 2}))
+                        .in(vec<int64_t>({1, 0}))
+                        .in(vec<int64_t>({2, 3}))
+                        .in(vec<int64_t>({0, 1}))
+                        .in(vec<int64_t>({1, 2}))
                         .run1()) == VF{5, 7});
-  CHECK(vals<float>(Op("Slice", 13).in(x).in(i64s({0, 1})).in(i64s({-1, 1000})).run1()) ==
+  CHECK(vals<float>(OpTest("Slice", 13).in(x).in(vec<int64_t>({0, 1})).in(vec<int64_t>({-1, 1000})).run1()) ==
         VF{2, 3, 4});
-  CHECK(vals<float>(Op("Slice", 1).is("starts", {0, 1}).is("ends", {-1, 1000}).in(x).run1()) ==
+  CHECK(vals<float>(OpTest("Slice", 1).is("starts", {0, 1}).is("ends", {-1, 1000}).in(x).run1()) ==
         VF{2, 3, 4});
-  Tensor r = f32s({10}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor r = tensor<float>({10}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   const int64_t kMin = std::numeric_limits<int64_t>::min();
   CHECK(vals<float>(
-            Op("Slice", 13).in(r).in(i64s({-1})).in(i64s({kMin})).none().in(i64s({-3})).run1()) ==
+            OpTest("Slice", 13).in(r).in(vec<int64_t>({-1})).in(vec<int64_t>({kMin})).none().in(vec<int64_t>({-3})).run1()) ==
         VF{9, 6, 3, 0});
   CHECK(
-      Op("Slice", 13).in(r).in(i64s({20})).in(i64s({-100})).none().in(i64s({-1})).run1().numel() ==
+      OpTest("Slice", 13).in(r).in(vec<int64_t>({20})).in(vec<int64_t>({-100})).none().in(vec<int64_t>({-1})).run1().numel() ==
       10);
-  CHECK(Op("Slice", 13).in(r).in(i64s({5})).in(i64s({2})).run1().numel() == 0);
-  CHECK_THROWS_AS(Op("Slice", 13).in(r).in(i64s({0})).in(i64s({2})).none().in(i64s({0})).run(),
+  CHECK(OpTest("Slice", 13).in(r).in(vec<int64_t>({5})).in(vec<int64_t>({2})).run1().numel() == 0);
+  CHECK_THROWS_AS(OpTest("Slice", 13).in(r).in(vec<int64_t>({0})).in(vec<int64_t>({2})).none().in(vec<int64_t>({0})).run(),
                   ModelError);
 }
 
 TEST_CASE(
     "tensor_ops: Pad constant, reflect, edge and wrap; attribute form; axes input; cropping") {
-  Tensor x = f32s({3, 2}, {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f});
-  Tensor pads = i64s({0, 2, 0, 0});
-  CHECK(vals<float>(Op("Pad", 13)
+  Tensor x = tensor<float>({3, 2}, {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f});
+  Tensor pads = vec<int64_t>({0, 2, 0, 0});
+  CHECK(vals<float>(OpTest("Pad", 13)
                         .s("mode", "constant")
                         .in(x)
                         .in(pads)
                         .in(Tensor::scalar<float>(0.f))
                         .run1()) == VF{0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f});
-  CHECK(vals<float>(Op("Pad", 13).s("mode", "reflect").in(x).in(pads).run1()) ==
+  CHECK(vals<float>(OpTest("Pad", 13).s("mode", "reflect").in(x).in(pads).run1()) ==
         VF{1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f, 4.5f, 5.7f});
-  CHECK(vals<float>(Op("Pad", 13).s("mode", "edge").in(x).in(pads).run1()) ==
+  CHECK(vals<float>(OpTest("Pad", 13).s("mode", "edge").in(x).in(pads).run1()) ==
         VF{1.0f, 1.0f, 1.0f, 1.2f, 2.3f, 2.3f, 2.3f, 3.4f, 4.5f, 4.5f, 4.5f, 5.7f});
-  Tensor w = Op("Pad", 19).s("mode", "wrap").in(x).in(i64s({1, 1, 0, 0})).run1();
+  Tensor w = OpTest("Pad", 19).s("mode", "wrap").in(x).in(vec<int64_t>({1, 1, 0, 0})).run1();
   CHECK(w.dims() == V64{4, 3});
   CHECK(vals<float>(w) ==
         VF{5.7f, 4.5f, 5.7f, 1.2f, 1.0f, 1.2f, 3.4f, 2.3f, 3.4f, 5.7f, 4.5f, 5.7f});
   Tensor old =
-      Op("Pad", 2).is("pads", {1, 0, 0, 0}).f("value", 9.f).in(tn<int32_t>({1, 2}, {1, 2})).run1();
+      OpTest("Pad", 2).is("pads", {1, 0, 0, 0}).f("value", 9.f).in(tensor<int32_t>({1, 2}, {1, 2})).run1();
   CHECK(vals<int32_t>(old) == std::vector<int32_t>{9, 9, 1, 2});
   Tensor ax =
-      Op("Pad", 18).in(x).in(i64s({1, 0})).in(Tensor::scalar<float>(-1.f)).in(i64s({-1})).run1();
+      OpTest("Pad", 18).in(x).in(vec<int64_t>({1, 0})).in(Tensor::scalar<float>(-1.f)).in(vec<int64_t>({-1})).run1();
   CHECK(vals<float>(ax) == VF{-1, 1.0f, 1.2f, -1, 2.3f, 3.4f, -1, 4.5f, 5.7f});
-  Tensor crop = Op("Pad", 13).in(x).in(i64s({-1, 0, 0, -1})).run1();
+  Tensor crop = OpTest("Pad", 13).in(x).in(vec<int64_t>({-1, 0, 0, -1})).run1();
   CHECK(vals<float>(crop) == VF{2.3f, 4.5f});
-  CHECK_THROWS_AS(Op("Pad", 13).in(x).in(i64s({1, 1})).run(), ModelError);
-  CHECK_THROWS_AS(Op("Pad", 13).s("mode", "mirror").in(x).in(pads).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Pad", 13).in(x).in(vec<int64_t>({1, 1})).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Pad", 13).s("mode", "mirror").in(x).in(pads).run(), ModelError);
 }
 
 TEST_CASE("tensor_ops: Trilu upper/lower with k, and ReverseSequence") {
-  Tensor x = tn<int64_t>({3, 3}, {4, 7, 3, 1, 2, 8, 9, 5, 1});
-  CHECK(vals<int64_t>(Op("Trilu", 14).in(x).run1()) == V64{4, 7, 3, 0, 2, 8, 0, 0, 1});
-  CHECK(vals<int64_t>(Op("Trilu", 14).i("upper", 0).in(x).in(Tensor::scalar<int64_t>(-1)).run1()) ==
+  Tensor x = tensor<int64_t>({3, 3}, {4, 7, 3, 1, 2, 8, 9, 5, 1});
+  CHECK(vals<int64_t>(OpTest("Trilu", 14).in(x).run1()) == V64{4, 7, 3, 0, 2, 8, 0, 0, 1});
+  CHECK(vals<int64_t>(OpTest("Trilu", 14).i("upper", 0).in(x).in(Tensor::scalar<int64_t>(-1)).run1()) ==
         V64{0, 0, 0, 1, 0, 0, 9, 5, 0});
-  CHECK(vals<int64_t>(Op("Trilu", 14).in(x).in(Tensor::scalar<int64_t>(5)).run1()) == V64(9, 0));
+  CHECK(vals<int64_t>(OpTest("Trilu", 14).in(x).in(Tensor::scalar<int64_t>(5)).run1()) == V64(9, 0));
 
   std::vector<float> v(16);
   for (int k = 0; k < 16; ++k) v[static_cast<size_t>(k)] = static_cast<float>(k);
-  Tensor rs = Op("ReverseSequence", 10)
+  Tensor rs = OpTest("ReverseSequence", 10)
                   .i("time_axis", 0)
                   .i("batch_axis", 1)
-                  .in(f32s({4, 4}, v))
-                  .in(i64s({4, 3, 2, 1}))
+                  .in(tensor<float>({4, 4}, v))
+                  .in(vec<int64_t>({4, 3, 2, 1}))
                   .run1();
   CHECK(vals<float>(rs) == VF{12, 9, 6, 3, 8, 5, 2, 7, 4, 1, 10, 11, 0, 13, 14, 15});
-  CHECK_THROWS_AS(Op("ReverseSequence", 10).in(f32s({4, 4}, v)).in(i64s({5, 1, 1, 1})).run(),
+  CHECK_THROWS_AS(OpTest("ReverseSequence", 10).in(tensor<float>({4, 4}, v)).in(vec<int64_t>({5, 1, 1, 1})).run(),
                   ModelError);
 }
 
 // ---------------------------------------------------------------- gather / scatter
 
 TEST_CASE("tensor_ops: Gather, GatherElements and GatherND with negative indices and batch_dims") {
-  Tensor x = tn<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6});
-  Tensor g = Op("Gather", 13).i("axis", 1).in(x).in(tn<int32_t>({2}, {-1, 0})).run1();
+  Tensor x = tensor<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor g = OpTest("Gather", 13).i("axis", 1).in(x).in(tensor<int32_t>({2}, {-1, 0})).run1();
   CHECK(g.dims() == V64{2, 2});
   CHECK(vals<uint8_t>(g) == std::vector<uint8_t>{3, 1, 6, 4});
-  Tensor g0 = Op("Gather", 13).in(x).in(Tensor::scalar<int64_t>(1)).run1();
+  Tensor g0 = OpTest("Gather", 13).in(x).in(Tensor::scalar<int64_t>(1)).run1();
   CHECK(g0.dims() == V64{3});
   CHECK(vals<uint8_t>(g0) == std::vector<uint8_t>{4, 5, 6});
-  CHECK_THROWS_AS(Op("Gather", 13).in(x).in(i64s({2})).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Gather", 13).in(x).in(vec<int64_t>({2})).run(), ModelError);
 
-  Tensor ge = Op("GatherElements", 13)
+  Tensor ge = OpTest("GatherElements", 13)
                   .i("axis", 1)
-                  .in(f32s({2, 2}, {1, 2, 3, 4}))
-                  .in(tn<int64_t>({2, 2}, {0, 0, 1, 0}))
+                  .in(tensor<float>({2, 2}, {1, 2, 3, 4}))
+                  .in(tensor<int64_t>({2, 2}, {0, 0, 1, 0}))
                   .run1();
   CHECK(vals<float>(ge) == VF{1, 1, 4, 3});
 
-  Tensor nd = Op("GatherND", 13)
+  Tensor nd = OpTest("GatherND", 13)
                   .i("batch_dims", 1)
-                  .in(tn<int32_t>({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}))
-                  .in(tn<int64_t>({2, 1}, {1, 0}))
+                  .in(tensor<int32_t>({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}))
+                  .in(tensor<int64_t>({2, 1}, {1, 0}))
                   .run1();
   CHECK(nd.dims() == V64{2, 2});
   CHECK(vals<int32_t>(nd) == std::vector<int32_t>{2, 3, 4, 5});
-  Tensor nd0 = Op("GatherND", 13)
-                   .in(tn<int32_t>({2, 2}, {0, 1, 2, 3}))
-                   .in(tn<int64_t>({2, 2}, {0, 0, 1, 1}))
+  Tensor nd0 = OpTest("GatherND", 13)
+                   .in(tensor<int32_t>({2, 2}, {0, 1, 2, 3}))
+                   .in(tensor<int64_t>({2, 2}, {0, 0, 1, 1}))
                    .run1();
   CHECK(vals<int32_t>(nd0) == std::vector<int32_t>{0, 3});
 }
 
 TEST_CASE("tensor_ops: ScatterElements with reductions, Scatter and ScatterND") {
-  Tensor data = f32s({1, 5}, {1, 2, 3, 4, 5});
-  Tensor idx = tn<int64_t>({1, 2}, {1, 1});
-  Tensor upd = f32s({1, 2}, {1.1f, 2.1f});
+  Tensor data = tensor<float>({1, 5}, {1, 2, 3, 4, 5});
+  Tensor idx = tensor<int64_t>({1, 2}, {1, 1});
+  Tensor upd = tensor<float>({1, 2}, {1.1f, 2.1f});
   Tensor add =
-      Op("ScatterElements", 16).i("axis", 1).s("reduction", "add").in(data).in(idx).in(upd).run1();
+      OpTest("ScatterElements", 16).i("axis", 1).s("reduction", "add").in(data).in(idx).in(upd).run1();
   CHECK(vals<float>(add) == VF{1, 2 + 1.1f + 2.1f, 3, 4, 5});
   Tensor mx =
-      Op("ScatterElements", 18).i("axis", 1).s("reduction", "max").in(data).in(idx).in(upd).run1();
+      OpTest("ScatterElements", 18).i("axis", 1).s("reduction", "max").in(data).in(idx).in(upd).run1();
   CHECK(vals<float>(mx) == VF{1, 2.1f, 3, 4, 5});
   Tensor none =
-      Op("Scatter", 9).i("axis", 1).in(data).in(tn<int64_t>({1, 2}, {1, -2})).in(upd).run1();
+      OpTest("Scatter", 9).i("axis", 1).in(data).in(tensor<int64_t>({1, 2}, {1, -2})).in(upd).run1();
   CHECK(vals<float>(none) == VF{1, 1.1f, 3, 2.1f, 5});
-  CHECK_THROWS_AS(Op("ScatterElements", 18).s("reduction", "avg").in(data).in(idx).in(upd).run(),
+  CHECK_THROWS_AS(OpTest("ScatterElements", 18).s("reduction", "avg").in(data).in(idx).in(upd).run(),
                   ModelError);
 
-  Tensor nd = Op("ScatterND", 13)
-                  .in(tn<int32_t>({8}, {1, 2, 3, 4, 5, 6, 7, 8}))
-                  .in(tn<int64_t>({4, 1}, {4, 3, 1, 7}))
-                  .in(tn<int32_t>({4}, {9, 10, 11, 12}))
+  Tensor nd = OpTest("ScatterND", 13)
+                  .in(tensor<int32_t>({8}, {1, 2, 3, 4, 5, 6, 7, 8}))
+                  .in(tensor<int64_t>({4, 1}, {4, 3, 1, 7}))
+                  .in(tensor<int32_t>({4}, {9, 10, 11, 12}))
                   .run1();
   CHECK(vals<int32_t>(nd) == std::vector<int32_t>{1, 11, 3, 10, 9, 6, 7, 12});
-  Tensor mul = Op("ScatterND", 16)
+  Tensor mul = OpTest("ScatterND", 16)
                    .s("reduction", "mul")
-                   .in(tn<int32_t>({2, 2}, {1, 2, 3, 4}))
-                   .in(tn<int64_t>({2, 1}, {1, 1}))
-                   .in(tn<int32_t>({2, 2}, {2, 3, 10, 10}))
+                   .in(tensor<int32_t>({2, 2}, {1, 2, 3, 4}))
+                   .in(tensor<int64_t>({2, 1}, {1, 1}))
+                   .in(tensor<int32_t>({2, 2}, {2, 3, 10, 10}))
                    .run1();
   CHECK(vals<int32_t>(mul) == std::vector<int32_t>{1, 2, 60, 120});
 }
 
 TEST_CASE("tensor_ops: OneHot, Compress and NonZero") {
-  Tensor oh = Op("OneHot", 11)
-                  .in(tn<int64_t>({4}, {0, 2, -1, 5}))
+  Tensor oh = OpTest("OneHot", 11)
+                  .in(tensor<int64_t>({4}, {0, 2, -1, 5}))
                   .in(Tensor::scalar<float>(3.f))
-                  .in(f32s({2}, {0.f, 1.f}))
+                  .in(tensor<float>({2}, {0.f, 1.f}))
                   .run1();
   CHECK(oh.dims() == V64{4, 3});
   CHECK(vals<float>(oh) == VF{1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0});
-  Tensor oh0 = Op("OneHot", 11)
+  Tensor oh0 = OpTest("OneHot", 11)
                    .i("axis", 0)
-                   .in(tn<int32_t>({2}, {1, 0}))
+                   .in(tensor<int32_t>({2}, {1, 0}))
                    .in(Tensor::scalar<int64_t>(2))
-                   .in(tn<int32_t>({2}, {-1, 7}))
+                   .in(tensor<int32_t>({2}, {-1, 7}))
                    .run1();
   CHECK(vals<int32_t>(oh0) == std::vector<int32_t>{-1, 7, 7, -1});
 
-  Tensor x = f32s({3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor x = tensor<float>({3, 2}, {1, 2, 3, 4, 5, 6});
   Tensor cond = bools({3}, {0, 1, 1});
-  CHECK(vals<float>(Op("Compress", 11).i("axis", 0).in(x).in(cond).run1()) == VF{3, 4, 5, 6});
-  CHECK(vals<float>(Op("Compress", 11).in(x).in(bools({5}, {0, 1, 0, 0, 1})).run1()) == VF{2, 5});
-  CHECK_THROWS_AS(Op("Compress", 11).i("axis", 1).in(x).in(cond).run(), ModelError);
+  CHECK(vals<float>(OpTest("Compress", 11).i("axis", 0).in(x).in(cond).run1()) == VF{3, 4, 5, 6});
+  CHECK(vals<float>(OpTest("Compress", 11).in(x).in(bools({5}, {0, 1, 0, 0, 1})).run1()) == VF{2, 5});
+  CHECK_THROWS_AS(OpTest("Compress", 11).i("axis", 1).in(x).in(cond).run(), ModelError);
 
-  Tensor nz = Op("NonZero", 13).in(tn<int32_t>({2, 2}, {1, 0, 1, 1})).run1();
+  Tensor nz = OpTest("NonZero", 13).in(tensor<int32_t>({2, 2}, {1, 0, 1, 1})).run1();
   CHECK(nz.dims() == V64{2, 3});
   CHECK(vals<int64_t>(nz) == V64{0, 1, 1, 0, 0, 1});
 }
 
 TEST_CASE("tensor_ops: Unique sorted, unsorted and along an axis, all four outputs") {
-  Tensor x = f32s({6}, {2, 1, 1, 3, 4, 3});
-  auto s = Op("Unique", 11).outs(4).in(x).run();
+  Tensor x = tensor<float>({6}, {2, 1, 1, 3, 4, 3});
+  auto s = OpTest("Unique", 11).outs(4).in(x).run();
   CHECK(vals<float>(s[0]) == VF{1, 2, 3, 4});
   CHECK(vals<int64_t>(s[1]) == V64{1, 0, 3, 4});
   CHECK(vals<int64_t>(s[2]) == V64{1, 0, 0, 2, 3, 2});
   CHECK(vals<int64_t>(s[3]) == V64{2, 1, 2, 1});
-  auto u = Op("Unique", 11).i("sorted", 0).outs(4).in(x).run();
+  auto u = OpTest("Unique", 11).i("sorted", 0).outs(4).in(x).run();
   CHECK(vals<float>(u[0]) == VF{2, 1, 3, 4});
   CHECK(vals<int64_t>(u[1]) == V64{0, 1, 3, 4});
   CHECK(vals<int64_t>(u[2]) == V64{0, 1, 1, 2, 3, 2});
   CHECK(vals<int64_t>(u[3]) == V64{1, 2, 2, 1});
-  auto a = Op("Unique", 11)
+  auto a = OpTest("Unique", 11)
                .i("axis", 0)
                .outs(4)
-               .in(tn<int64_t>({3, 3}, {1, 0, 0, 1, 0, 0, 2, 3, 4}))
+               .in(tensor<int64_t>({3, 3}, {1, 0, 0, 1, 0, 0, 2, 3, 4}))
                .run();
   CHECK(a[0].dims() == V64{2, 3});
   CHECK(vals<int64_t>(a[0]) == V64{1, 0, 0, 2, 3, 4});
   CHECK(vals<int64_t>(a[1]) == V64{0, 2});
   CHECK(vals<int64_t>(a[2]) == V64{0, 0, 1});
   CHECK(vals<int64_t>(a[3]) == V64{2, 1});
-  auto st = Op("Unique", 11).in(Tensor::from_strings({3}, {"b", "a", "b"})).run1();
+  auto st = OpTest("Unique", 11).in(Tensor::from_strings({3}, {"b", "a", "b"})).run1();
   CHECK(st.strings() == std::vector<std::string>{"a", "b"});
-  CHECK_THROWS_AS(Op("Unique", 11).i("axis", 2).in(x).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Unique", 11).i("axis", 2).in(x).run(), ModelError);
 }
 
 TEST_CASE("tensor_ops: packed sub-byte dtypes are refused with UnsupportedError") {
   Tensor q = Tensor::allocate(DType::I4, {2, 2});
-  CHECK_THROWS_AS(Op("Transpose", 21).in(q).run(), UnsupportedError);
+  CHECK_THROWS_AS(OpTest("Transpose", 21).in(q).run(), UnsupportedError);
 }
 
 TEST_CASE(
@@ -543,19 +444,19 @@ TEST_CASE(
     "circular") {
   std::vector<float> v(12);
   for (int k = 0; k < 12; ++k) v[static_cast<size_t>(k)] = static_cast<float>(k);
-  Tensor c = Op("CenterCropPad", 18).in(f32s({3, 4}, v)).in(i64s({2, 6})).run1();
+  Tensor c = OpTest("CenterCropPad", 18).in(tensor<float>({3, 4}, v)).in(vec<int64_t>({2, 6})).run1();
   CHECK(c.dims() == V64{2, 6});
   CHECK(vals<float>(c) == VF{0, 0, 1, 2, 3, 0, 0, 4, 5, 6, 7, 0});
-  Tensor a = Op("CenterCropPad", 18).is("axes", {1}).in(f32s({3, 4}, v)).in(i64s({1})).run1();
+  Tensor a = OpTest("CenterCropPad", 18).is("axes", {1}).in(tensor<float>({3, 4}, v)).in(vec<int64_t>({1})).run1();
   CHECK(vals<float>(a) == VF{1, 5, 9});
 
-  Tensor past = f32s({2, 3, 1}, VF(6, 0.f)), upd = f32s({2, 2, 1}, {1, 2, 3, 4});
+  Tensor past = tensor<float>({2, 3, 1}, VF(6, 0.f)), upd = tensor<float>({2, 2, 1}, {1, 2, 3, 4});
   Tensor circ =
-      Op("TensorScatter", 24).s("mode", "circular").in(past).in(upd).in(i64s({0, 2})).run1();
+      OpTest("TensorScatter", 24).s("mode", "circular").in(past).in(upd).in(vec<int64_t>({0, 2})).run1();
   CHECK(vals<float>(circ) == VF{1, 2, 0, 4, 0, 3});
-  Tensor lin = Op("TensorScatter", 24).in(past).in(upd).run1();
+  Tensor lin = OpTest("TensorScatter", 24).in(past).in(upd).run1();
   CHECK(vals<float>(lin) == VF{1, 2, 0, 3, 4, 0});
-  CHECK_THROWS_AS(Op("TensorScatter", 24).in(past).in(upd).in(i64s({0, 2})).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("TensorScatter", 24).in(past).in(upd).in(vec<int64_t>({0, 2})).run(), ModelError);
 }
 
 TEST_CASE(
@@ -566,7 +467,7 @@ TEST_CASE(
   V64 perm{0, 1, 2, 3};
   int checked = 0;
   do {
-    Tensor y = Op("Transpose", 13).is("perm", perm).in(tn<int64_t>(dims, x)).run1();
+    Tensor y = OpTest("Transpose", 13).is("perm", perm).in(tensor<int64_t>(dims, x)).run1();
     V64 od(4), is{17 * 5 * 19, 5 * 19, 19, 1};
     for (size_t i = 0; i < 4; ++i) od[i] = dims[static_cast<size_t>(perm[i])];
     REQUIRE(y.dims() == od);
@@ -590,20 +491,20 @@ TEST_CASE(
 
 TEST_CASE("tensor_ops: hostile sizes give ModelError, not overflow") {
   const int64_t kMax = std::numeric_limits<int64_t>::max();
-  Tensor r = f32s({4}, {0, 1, 2, 3});
+  Tensor r = tensor<float>({4}, {0, 1, 2, 3});
   CHECK(vals<float>(
-            Op("Slice", 13).in(r).in(i64s({0})).in(i64s({kMax})).none().in(i64s({kMax})).run1()) ==
+            OpTest("Slice", 13).in(r).in(vec<int64_t>({0})).in(vec<int64_t>({kMax})).none().in(vec<int64_t>({kMax})).run1()) ==
         VF{0});
-  CHECK(vals<float>(Op("Slice", 13)
+  CHECK(vals<float>(OpTest("Slice", 13)
                         .in(r)
-                        .in(i64s({-1}))
-                        .in(i64s({-kMax}))
+                        .in(vec<int64_t>({-1}))
+                        .in(vec<int64_t>({-kMax}))
                         .none()
-                        .in(i64s({std::numeric_limits<int64_t>::min()}))
+                        .in(vec<int64_t>({std::numeric_limits<int64_t>::min()}))
                         .run1()) == VF{3});
-  CHECK_THROWS_AS(Op("Tile", 13).in(r).in(i64s({kMax})).run(), ModelError);
-  CHECK_THROWS_AS(Op("Reshape", 13).in(r).in(i64s({kMax, kMax, -1})).run(), ModelError);
-  CHECK_THROWS_AS(Op("Range", 11)
+  CHECK_THROWS_AS(OpTest("Tile", 13).in(r).in(vec<int64_t>({kMax})).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Reshape", 13).in(r).in(vec<int64_t>({kMax, kMax, -1})).run(), ModelError);
+  CHECK_THROWS_AS(OpTest("Range", 11)
                       .in(Tensor::scalar<int64_t>(-kMax))
                       .in(Tensor::scalar<int64_t>(kMax))
                       .in(Tensor::scalar<int64_t>(1))
@@ -623,7 +524,7 @@ TEST_CASE("tensor_ops: Identity passes sequences and empty optionals through") {
   n.since_version = 16;
   m.graph->outputs.push_back(n.outputs[0]);
   backends::Executor ex(m);
-  auto seq = ex.run({{"x", backends::RValue::sequence({f32s({1}, {1.f}), f32s({2}, {2.f, 3.f})})}});
+  auto seq = ex.run({{"x", backends::RValue::sequence({tensor<float>({1}, {1.f}), tensor<float>({2}, {2.f, 3.f})})}});
   REQUIRE(seq.size() == 1);
   CHECK(seq[0].kind == backends::RValue::Kind::Sequence);
   REQUIRE(seq[0].seq.size() == 2);
