@@ -241,6 +241,10 @@ class Fp16Pass : public Pass {
       nlohmann::ordered_json ex = nlohmann::ordered_json::object();
       for (const auto& r : cfg.exclude) ex[r.text] = r.matched;
       res.record["exclude_matches"] = std::move(ex);
+    } else if (ctx.replay->contains("exclude_matches")) {
+      // Rules are not re-matched on replay (the decisions are recorded per node); carry what
+      // they matched so a replayed state equals the original one.
+      res.record["exclude_matches"] = (*ctx.replay)["exclude_matches"];
     }
     res.modified = low > 0 || st.casts > 0 || st.initializers_converted > 0 || st.initializers_copied > 0 ||
                    st.io_retyped > 0;
