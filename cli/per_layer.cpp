@@ -164,10 +164,22 @@ PerLayerComparator::PerLayerComparator(const ir::Model& model, const ir::Model& 
     : model_(model), reference_(reference) {
   const ir::Graph& gm = *model.graph;
   const ir::Graph& gr = *reference.graph;
+  // Values computed from constants only (a weight reshaped at run time) are not layers: their
+  // error is part of the layer that reads them.
+  std::set<const ir::Value*> dynamic;
+  for (const ir::Value* v : gr.inputs)
+    if (!v->is_constant()) dynamic.insert(v);
+  for (const ir::Node* n : gr.nodes()) {
+    bool dyn = false;
+    for (const ir::Value* x : n->inputs) dyn = dyn || (x && (dynamic.count(x) || x->owner != &gr));
+    if (dyn)
+      for (const ir::Value* o : n->outputs)
+        if (o) dynamic.insert(o);
+  }
   // Shared: a value computed by a node in both main graphs under the same name.
   auto shared_in_ref = [&](const std::string& name) {
     const ir::Value* r = gr.find_value(name);
-    return r && r->producer && !r->is_constant();
+    return r && r->producer && !r->is_constant() && dynamic.count(r);
   };
   std::set<std::string> shared;
   for (const ir::Node* n : gm.nodes())
