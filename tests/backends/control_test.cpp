@@ -6,7 +6,7 @@
 #include "control_test_util.h"
 
 using namespace mcc;
-using namespace mcc::test_control;
+using namespace mcc::test;
 
 TEST_CASE("If runs the chosen branch, which reads outer-scope values") {
   for (int c : {1, 0}) {
@@ -169,12 +169,8 @@ TEST_CASE("Sequence ops: construct, insert, at, erase, length") {
 }
 
 TEST_CASE("SequenceAt out of range is a model error") {
-  ModelBuilder b(11);
-  ir::Value* a = b.input("a", tensor<float>({1}, {1.f}));
-  ir::Value* pos = b.input("pos", ir::Tensor::scalar<int64_t>(1));
-  ir::Value* s = b.node("SequenceConstruct", {a}, {"s"})[0];
-  b.output(b.node("SequenceAt", {s, pos}, {"x"})[0]);
-  CHECK_THROWS_AS(b.run(), ModelError);
+  const RValue s = RValue::sequence({tensor<float>({1}, {1.f})});
+  CHECK_THROWS_AS(OpTest("SequenceAt", 11).in(s).in(scalar<int64_t>(1)).run(), ModelError);
 }
 
 TEST_CASE("SplitToSequence and ConcatFromSequence round trip (f16 and int32)") {
@@ -250,10 +246,7 @@ TEST_CASE("Optional, OptionalHasElement and OptionalGetElement") {
 }
 
 TEST_CASE("OptionalGetElement on an empty optional is a model error") {
-  ModelBuilder b(18);
-  ir::Value* none = b.input("none", RValue::none());
-  b.output(b.node("OptionalGetElement", {none}, {"g"})[0]);
-  CHECK_THROWS_AS(b.run(), ModelError);
+  CHECK_THROWS_AS(OpTest("OptionalGetElement", 18).in(RValue::none()).run_values(), ModelError);
 }
 
 TEST_CASE("concat/stack/slice helpers handle strings") {

@@ -1,57 +1,16 @@
-// Small graph builder for the control-family kernel tests: graph inputs fed with runtime values
-// (tensors, sequences, empty optionals), nodes with typed attributes, subgraphs that capture
-// outer values, and a run on the cpu backend with a fixed thread count.
+// Graph builder for the control-family kernel tests, where one node is not enough: graph inputs
+// fed with runtime values (tensors, sequences, empty optionals), several nodes, subgraphs that
+// capture outer values, and a run on the cpu backend with a fixed thread count. One-node tests
+// use test::OpTest (support/op_test.h), whose attribute and tensor factories this builds on.
 #pragma once
-#include <cmath>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "backends/executor.h"
-#include "ir/graph.h"
+#include "support/op_test.h"
 
-namespace mcc::test_control {
-
-using backends::RValue;
-
-inline ir::Attribute attr_i(std::string n, int64_t v) { return {std::move(n), ir::AttrKind::Int, v, "", "", ""}; }
-inline ir::Attribute attr_f(std::string n, float v) { return {std::move(n), ir::AttrKind::Float, v, "", "", ""}; }
-inline ir::Attribute attr_s(std::string n, std::string v) { return {std::move(n), ir::AttrKind::String, std::move(v), "", "", ""}; }
-inline ir::Attribute attr_is(std::string n, std::vector<int64_t> v) { return {std::move(n), ir::AttrKind::Ints, std::move(v), "", "", ""}; }
-inline ir::Attribute attr_fs(std::string n, std::vector<float> v) { return {std::move(n), ir::AttrKind::Floats, std::move(v), "", "", ""}; }
-inline ir::Attribute attr_ss(std::string n, std::vector<std::string> v) { return {std::move(n), ir::AttrKind::Strings, std::move(v), "", "", ""}; }
-inline ir::Attribute attr_g(std::string n, std::shared_ptr<ir::Graph> g) { return {std::move(n), ir::AttrKind::Graph, std::move(g), "", "", ""}; }
-
-template <class T>
-ir::Tensor tensor(std::vector<int64_t> dims, const std::vector<T>& v) { return ir::Tensor::from_vector<T>(std::move(dims), v); }
-inline ir::Tensor bools(std::vector<int64_t> dims, const std::vector<int>& v) {
-  ir::Tensor t = ir::Tensor::allocate(ir::DType::Bool, std::move(dims));
-  for (size_t i = 0; i < v.size(); ++i) t.mutable_data<bool>()[i] = v[i] != 0;
-  return t;
-}
-
-/// Values of a tensor as double (any numeric dtype or bool).
-inline std::vector<double> values(const ir::Tensor& t) {
-  std::vector<double> out;
-  ir::dispatch<MCC_ALL_DTYPES>(t.dtype(), "values", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (T x : t.data<T>()) {
-      if constexpr (std::is_arithmetic_v<T>) out.push_back(static_cast<double>(x));
-      else out.push_back(static_cast<double>(static_cast<float>(x)));
-    }
-  });
-  return out;
-}
-
-/// True when a and b have the same length and agree within atol + rtol·|b|.
-inline bool close(const std::vector<double>& a, const std::vector<double>& b, double atol = 1e-5, double rtol = 1e-5) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!(std::fabs(a[i] - b[i]) <= atol + rtol * std::fabs(b[i]))) return false;
-  return true;
-}
+namespace mcc::test {
 
 struct ModelBuilder {
   ir::Model model;
@@ -104,4 +63,4 @@ struct ModelBuilder {
   }
 };
 
-}  // namespace mcc::test_control
+}  // namespace mcc::test
