@@ -10,6 +10,8 @@
 #include <map>
 #include <tuple>
 
+#include "transforms/prune.h"
+
 namespace mcc::cli {
 namespace {
 
@@ -187,6 +189,22 @@ ordered_json summarize_model(const ir::Model& m, const std::string& path, uint64
   ordered_json meta = ordered_json::object();
   for (const auto& [k, v] : m.metadata_props) meta[k] = v;
   s["metadata"] = meta;
+  // Prunable layers (what `prune` acts on): weight shape, output channels and sparsity.
+  ordered_json layers = ordered_json::array();
+  for (const ir::Node* n : g.nodes()) {
+    const ir::Value* w = transforms::prune::prunable_weight(*n);
+    if (!w) continue;
+    const auto& d = w->initializer->dims();
+    int64_t out_ch = d.empty() ? 0 : d.back();
+    if (n->is("Conv")) out_ch = d[0];
+    else if (n->is("ConvTranspose") && d.size() > 1) out_ch = d[1] * n->attr_int("group", 1);
+    else if (n->is("Gemm") && d.size() == 2) out_ch = n->attr_int("transB", 0) ? d[0] : d[1];
+    const int64_t z = count_zeros(*w->initializer), numel = w->initializer->numel();
+    layers.push_back({{"name", transforms::prune::node_key(*n)}, {"op", n->op_type}, {"weight", w->name},
+                      {"shape", d}, {"out_channels", out_ch}, {"zeros", z},
+                      {"sparsity", numel ? static_cast<double>(z) / static_cast<double>(numel) : 0.0}});
+  }
+  s["layers"] = layers;
   return s;
 }
 
@@ -260,6 +278,16 @@ std::string render_summary(const ordered_json& s) {
   const auto& sp = s["sparsity"];
   out += fmt("sparsity:    %.2f%% exact zeros (%" PRId64 " of %" PRId64 " float values)\n",
              100.0 * sp["fraction"].get<double>(), sp["zeros"].get<int64_t>(), sp["float_elements"].get<int64_t>());
+  if (s.contains("layers") && !s["layers"].empty()) {
+    out += fmt("layers:      %zu prunable (name, op, weight shape, output channels, sparsity)\n", s["layers"].size());
+    for (const auto& l : s["layers"]) {
+      std::string shape;
+      for (const auto& x : l["shape"]) shape += (shape.empty() ? "" : "x") + std::to_string(x.get<int64_t>());
+      out += fmt("  %-48s %-13s %-14s %6" PRId64 "  %6.2f%%\n", l["name"].get<std::string>().c_str(),
+                 l["op"].get<std::string>().c_str(), shape.c_str(), l["out_channels"].get<int64_t>(),
+                 100.0 * l["sparsity"].get<double>());
+    }
+  }
   const auto& q = s["quantized"];
   out += fmt("quantized:   %" PRId64 " int8 + %" PRId64 " uint8 initializers, %" PRId64 " QuantizeLinear, %" PRId64
              " DequantizeLinear, %" PRId64 " other quantized ops\n",
