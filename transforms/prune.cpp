@@ -132,6 +132,8 @@ class PrunePass : public Pass {
             {"overrides", OptionType::StringList, "",
              "Ordered REGEX:SPARSITY rules, the first match wins (e.g. 'conv1:0,fc.*:0.8')", {}},
             {"min_channels", OptionType::Int, "1", "Channels kept at least per group (mode=channel)", {}},
+            {"round_to", OptionType::Int, "1",
+             "Kept channels per group rounded up to a multiple of this (mode=channel; 8 or 16 suit SIMD kernels)", {}},
         }};
     return kInfo;
   }
@@ -144,6 +146,8 @@ class PrunePass : public Pass {
       throw UsageError("prune: sparsity=" + o.get_string("sparsity") + " is out of range; use a value in [0, 1)");
     const int64_t min_channels = o.get_int("min_channels");
     if (min_channels < 1) throw UsageError("prune: min_channels must be at least 1");
+    const int64_t round_to = o.get_int("round_to");
+    if (round_to < 1) throw UsageError("prune: round_to must be at least 1");
     prune::Selector sel;
     for (const auto& t : o.get_list("include")) sel.include.push_back(prune::parse_regex(t, "include"));
     for (const auto& t : o.get_list("exclude")) sel.exclude.push_back(prune::parse_regex(t, "exclude"));
@@ -178,6 +182,7 @@ class PrunePass : public Pass {
         cfg.global = o.get_string("scope") == "global";
         cfg.l2 = o.get_string("criterion") == "l2";
         cfg.min_channels = min_channels;
+        cfg.round_to = round_to;
         cfg.selector = &sel;
         auto r = prune::prune_channels(model, cfg, res.stats);
         for (auto& [k, v] : r.items()) res.record[k] = v;

@@ -126,6 +126,7 @@ struct StructuredConfig {
   bool global = false;
   bool l2 = false;
   int64_t min_channels = 1;
+  int64_t round_to = 1;
   Selector* selector = nullptr;
 };
 nlohmann::ordered_json prune_channels(ir::Model& m, const StructuredConfig& cfg, nlohmann::ordered_json& stats);

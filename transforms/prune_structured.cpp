@@ -13,7 +13,9 @@
 // scope=layer: each group drops floor(s_g * C_g) channels, s_g = sparsity or the first override
 // rule matching one of its producers. scope=global: the floor(s * sum C) least important channels
 // over all groups without an override, ranked by imp[c] / mean(imp). Both keep at least
-// min_channels per group. Ties are broken by (group, channel index).
+// min_channels per group; with round_to=N the kept count is rounded up to a multiple of N (the
+// most important dropped channels come back), which blocked kernels (NCHWc) run faster. Ties are
+// broken by (group, channel index).
 // A group is pruned only when every producer is selected by include/exclude; blocked groups
 // (graph outputs, ops that cannot be followed, ...) are left alone and listed with the reason.
 // Weights are sliced in their own dtype (bytes copied, no arithmetic); a weight used by several
@@ -329,6 +331,20 @@ nlohmann::ordered_json prune_channels(ir::Model& m, const StructuredConfig& cfg,
       drop[c.group][c.channel] = true;
       --left[c.group];
       --budget;
+    }
+  }
+  if (cfg.round_to > 1) {  // keep a multiple of round_to channels: give back the most important dropped
+    for (const Group& grp : a.groups) {
+      auto& d = drop[grp.id];
+      if (d.empty()) continue;
+      const int64_t keep = std::count(d.begin(), d.end(), false);
+      int64_t give = std::min(grp.channels, (keep + cfg.round_to - 1) / cfg.round_to * cfg.round_to) - keep;
+      std::vector<int64_t> order;
+      for (int64_t c = 0; c < grp.channels; ++c)
+        if (d[c]) order.push_back(c);
+      const auto& v = imp[grp.id];
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return v[x] > v[y]; });
+      for (size_t i = 0; i < order.size() && give > 0; ++i, --give) d[order[i]] = false;
     }
   }
   Kept kept;

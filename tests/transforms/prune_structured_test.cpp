@@ -267,3 +267,13 @@ TEST_CASE("prune channel: global scope ranks all groups together") {
   CHECK(r.stats["channels_removed"].get<int64_t>() == 3);
   CHECK(dims(c.model, "conv1", 1) == std::vector<int64_t>{5, 4, 3, 3});
 }
+
+TEST_CASE("prune channel: round_to keeps a multiple of N channels, giving back the most important") {
+  Case c = chain();
+  auto r = test::run_prune(c.model, {{"mode", "channel"}, {"sparsity", "0.375"}, {"round_to", "3"}});
+  CHECK(r.modified);
+  // 5 kept rounds up to 6: the most important of the three zero channels comes back (ties: lowest index).
+  CHECK(dims(c.model, "conv1", 1) == std::vector<int64_t>{6, 4, 3, 3});
+  CHECK(r.record["groups"][0]["kept"] == nlohmann::ordered_json({0, 1, 2, 3, 5, 7}));
+  CHECK_THROWS_AS(test::run_prune(c.model, {{"mode", "channel"}, {"round_to", "0"}}), UsageError);
+}
