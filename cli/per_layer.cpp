@@ -217,6 +217,21 @@ PerLayerComparator::PerLayerComparator(const ir::Model& model, const ir::Model& 
     return out;
   };
 
+  // A quantized node reads a dequantized weight, or reads only dequantized activations (Add,
+  // Concat, ... in op_types). Reading one dequantized activation is not enough: every consumer of
+  // a quantized activation reads the dequantized value, quantized or not.
+  auto quantized_node = [&](const ir::Node& nd) {
+    if (is_passthrough(nd)) return false;
+    int activations = 0, dequantized = 0;
+    for (const ir::Value* x : nd.inputs) {
+      if (!x || x->is_constant()) continue;
+      const bool dq = x->producer && is_dequantize(*x->producer);
+      if (dq && x->producer->input(0) && x->producer->input(0)->is_constant()) return true;  // a weight
+      ++activations;
+      dequantized += dq ? 1 : 0;
+    }
+    return activations > 0 && dequantized == activations;
+  };
   int64_t order = 0;
   for (const ir::Node* n : gm.nodes()) {
     ++order;
@@ -234,14 +249,10 @@ PerLayerComparator::PerLayerComparator(const ir::Model& model, const ir::Model& 
         if (!t.empty() && std::find(s.exclude_targets.begin(), s.exclude_targets.end(), t) == s.exclude_targets.end())
           s.exclude_targets.push_back(t);
       };
-      for (const ir::Value* x : c->inputs)
-        if (x && x->producer && is_dequantize(*x->producer) && !is_passthrough(*c)) {
-          target(*c);
-          break;
-        }
+      if (quantized_node(*c)) target(*c);
       if (is_dequantize(*n) && n->input(0) && !n->input(0)->is_constant())
         for (const auto& u : o->uses)
-          if (!is_passthrough(*u.user) && u.user->owner == &gm) target(*u.user);
+          if (u.user->owner == &gm && quantized_node(*u.user)) target(*u.user);
       const ir::Node* rp = gr.find_value(o->name)->producer;
       s.ref_node = node_label(*rp);
       s.ref_op = rp->op_type;
