@@ -4,14 +4,14 @@
 
 #include <cmath>
 
-#include "backends/nn_test_util.h"
+#include "support/op_test.h"
 
 using namespace mcc;
 using mcc::ir::DType;
 using mcc::ir::Tensor;
-using mcc::test_nn::max_diff;
-using mcc::test_nn::NodeRun;
-using mcc::test_nn::tensor;
+using mcc::test::max_diff;
+using mcc::test::OpTest;
+using mcc::test::tensor;
 
 namespace {
 std::vector<float> iota(int64_t n) {
@@ -24,11 +24,11 @@ std::vector<float> iota(int64_t n) {
 TEST_CASE("MaxPool: values, Indices in both storage orders, ceil_mode, int8 with pads") {
   const Tensor x = tensor<float>({1, 1, 4, 4}, iota(16));
   auto y =
-      NodeRun("MaxPool", 12).in(x).outs(2).is("kernel_shape", {2, 2}).is("strides", {2, 2}).run();
+      OpTest("MaxPool", 12).in(x).outs(2).is("kernel_shape", {2, 2}).is("strides", {2, 2}).run();
   CHECK(max_diff(y[0], {5, 7, 13, 15}) == 0.0);
   CHECK(y[1].dtype() == DType::I64);
   CHECK(max_diff(y[1], {5, 7, 13, 15}) == 0.0);
-  y = NodeRun("MaxPool", 12)
+  y = OpTest("MaxPool", 12)
           .in(x)
           .outs(2)
           .is("kernel_shape", {2, 2})
@@ -36,7 +36,7 @@ TEST_CASE("MaxPool: values, Indices in both storage orders, ceil_mode, int8 with
           .i("storage_order", 1)
           .run();
   CHECK(max_diff(y[1], {5, 13, 7, 15}) == 0.0);  // column-major: w * H + h
-  y = NodeRun("MaxPool", 12)
+  y = OpTest("MaxPool", 12)
           .in(x)
           .is("kernel_shape", {3, 3})
           .is("strides", {2, 2})
@@ -45,7 +45,7 @@ TEST_CASE("MaxPool: values, Indices in both storage orders, ceil_mode, int8 with
   CHECK(y[0].dims() == std::vector<int64_t>{1, 1, 2, 2});
   CHECK(max_diff(y[0], {10, 11, 14, 15}) == 0.0);
   // Padding never wins a max, even for negative int8 values.
-  y = NodeRun("MaxPool", 12)
+  y = OpTest("MaxPool", 12)
           .in(tensor<int8_t>({1, 1, 2, 2}, {-1, -2, -3, -4}))
           .is("kernel_shape", {2, 2})
           .is("pads", {1, 1, 1, 1})
@@ -53,7 +53,7 @@ TEST_CASE("MaxPool: values, Indices in both storage orders, ceil_mode, int8 with
   CHECK(y[0].dtype() == DType::I8);
   CHECK(max_diff(y[0], {-1, -1, -2, -1, -1, -2, -3, -3, -4}) == 0.0);
   // Dilation 2: the window {0, 2} x {0, 2} of a 3x3 input.
-  y = NodeRun("MaxPool", 12)
+  y = OpTest("MaxPool", 12)
           .in(tensor<float>({1, 1, 3, 3}, {9, 0, 1, 0, 0, 0, 2, 0, 3}))
           .outs(2)
           .is("kernel_shape", {2, 2})
@@ -61,15 +61,15 @@ TEST_CASE("MaxPool: values, Indices in both storage orders, ceil_mode, int8 with
           .run();
   CHECK(max_diff(y[0], {9}) == 0.0);
   CHECK(max_diff(y[1], {0}) == 0.0);
-  CHECK_THROWS_AS(NodeRun("MaxPool", 12).in(x).run(), mcc::ModelError);  // kernel_shape is required
+  CHECK_THROWS_AS(OpTest("MaxPool", 12).in(x).run(), mcc::ModelError);  // kernel_shape is required
 }
 
 TEST_CASE("AveragePool: count_include_pad, f16, 1-D") {
   const Tensor x = tensor<float>({1, 1, 3, 3}, iota(9));
   auto y =
-      NodeRun("AveragePool", 11).in(x).is("kernel_shape", {3, 3}).is("pads", {1, 1, 1, 1}).run();
+      OpTest("AveragePool", 11).in(x).is("kernel_shape", {3, 3}).is("pads", {1, 1, 1, 1}).run();
   CHECK(max_diff(y[0], {2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6}) < 1e-6);
-  y = NodeRun("AveragePool", 11)
+  y = OpTest("AveragePool", 11)
           .in(x)
           .is("kernel_shape", {3, 3})
           .is("pads", {1, 1, 1, 1})
@@ -79,25 +79,25 @@ TEST_CASE("AveragePool: count_include_pad, f16, 1-D") {
                         24 / 9.}) < 1e-6);
   std::vector<mcc::f16> h;
   for (float v : {1.f, 2.f, 3.f, 5.f}) h.push_back(mcc::f16(v));
-  y = NodeRun("AveragePool", 11).in(tensor<mcc::f16>({1, 1, 4}, h)).is("kernel_shape", {2}).run();
+  y = OpTest("AveragePool", 11).in(tensor<mcc::f16>({1, 1, 4}, h)).is("kernel_shape", {2}).run();
   CHECK(y[0].dtype() == DType::F16);
   CHECK(max_diff(y[0], {1.5, 2.5, 4}) == 0.0);
 }
 
 TEST_CASE("Global pools, LpPool, GlobalLpPool") {
   const Tensor x = tensor<float>({1, 2, 2, 2}, {1, 2, 3, 6, -1, -2, -3, -4});
-  auto y = NodeRun("GlobalAveragePool", 1).in(x).run();
+  auto y = OpTest("GlobalAveragePool", 1).in(x).run();
   CHECK(y[0].dims() == std::vector<int64_t>{1, 2, 1, 1});
   CHECK(max_diff(y[0], {3, -2.5}) == 0.0);
-  y = NodeRun("GlobalMaxPool", 1).in(x).run();
+  y = OpTest("GlobalMaxPool", 1).in(x).run();
   CHECK(max_diff(y[0], {6, -1}) == 0.0);
-  y = NodeRun("LpPool", 18)
+  y = OpTest("LpPool", 18)
           .in(tensor<float>({1, 1, 2}, {3, -4}))
           .is("kernel_shape", {2})
           .i("p", 2)
           .run();
   CHECK(max_diff(y[0], {5}) < 1e-6);
-  y = NodeRun("GlobalLpPool", 2).in(tensor<float>({1, 1, 2}, {3, -4})).i("p", 1).run();
+  y = OpTest("GlobalLpPool", 2).in(tensor<float>({1, 1, 2}, {3, -4})).i("p", 1).run();
   CHECK(max_diff(y[0], {7}) < 1e-6);
 }
 
@@ -105,11 +105,11 @@ TEST_CASE("MaxUnpool and MaxRoiPool") {
   const Tensor x = tensor<float>({1, 1, 2, 2}, {5, 6, 7, 8});
   const Tensor ind = tensor<int64_t>({1, 1, 2, 2}, {5, 7, 13, 15});
   auto y =
-      NodeRun("MaxUnpool", 11).in(x).in(ind).is("kernel_shape", {2, 2}).is("strides", {2, 2}).run();
+      OpTest("MaxUnpool", 11).in(x).in(ind).is("kernel_shape", {2, 2}).is("strides", {2, 2}).run();
   CHECK(y[0].dims() == std::vector<int64_t>{1, 1, 4, 4});
   CHECK(max_diff(y[0], {0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8}) == 0.0);
   // With output_shape 5x5 the indices keep their 4x4 coordinates.
-  y = NodeRun("MaxUnpool", 11)
+  y = OpTest("MaxUnpool", 11)
           .in(x)
           .in(ind)
           .in(tensor<int64_t>({4}, {1, 1, 5, 5}))
@@ -118,7 +118,7 @@ TEST_CASE("MaxUnpool and MaxRoiPool") {
           .run();
   CHECK(max_diff(y[0], {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0,
                         0, 0, 0, 7, 0, 8, 0, 0, 0, 0, 0, 0}) == 0.0);
-  CHECK_THROWS_AS(NodeRun("MaxUnpool", 11)
+  CHECK_THROWS_AS(OpTest("MaxUnpool", 11)
                       .in(x)
                       .in(tensor<int64_t>({1, 1, 2, 2}, {5, 7, 13, 99}))
                       .is("kernel_shape", {2, 2})
@@ -126,7 +126,7 @@ TEST_CASE("MaxUnpool and MaxRoiPool") {
                       .run(),
                   mcc::ModelError);
   // One ROI covering the whole 4x4 map, pooled to 2x2: max of each quadrant.
-  auto r = NodeRun("MaxRoiPool", 1)
+  auto r = OpTest("MaxRoiPool", 1)
                .in(tensor<float>({1, 1, 4, 4}, iota(16)))
                .in(tensor<float>({1, 5}, {0, 0, 0, 3, 3}))
                .is("pooled_shape", {2, 2})
@@ -139,11 +139,11 @@ TEST_CASE("BatchNormalization: inference and training_mode") {
   const Tensor x = tensor<float>({1, 2, 1, 3}, {-1, 0, 1, 2, 3, 4});
   const Tensor s = tensor<float>({2}, {1, 1.5f}), b = tensor<float>({2}, {0, 1});
   const Tensor mean = tensor<float>({2}, {0, 3}), var = tensor<float>({2}, {1, 1.5f});
-  auto y = NodeRun("BatchNormalization", 15).in(x).in(s).in(b).in(mean).in(var).run();
+  auto y = OpTest("BatchNormalization", 15).in(x).in(s).in(b).in(mean).in(var).run();
   const double a0 = 1 / std::sqrt(1 + 1e-5), a1 = 1.5 / std::sqrt(1.5 + 1e-5);
   CHECK(max_diff(y[0], {-a0, 0, a0, -a1 + 1, 1, a1 + 1}) < 1e-6);
   // Training: batch stats per channel: mean 0 / 3, var 2/3 each; running = 0.9 * in + 0.1 * batch.
-  auto t = NodeRun("BatchNormalization", 15)
+  auto t = OpTest("BatchNormalization", 15)
                .in(x)
                .in(s)
                .in(b)
@@ -156,7 +156,7 @@ TEST_CASE("BatchNormalization: inference and training_mode") {
   CHECK(max_diff(t[0], {-i0, 0, i0, -1.5 * i0 + 1, 1, 1.5 * i0 + 1}) < 1e-5);
   CHECK(max_diff(t[1], {0, 3}) < 1e-6);
   CHECK(max_diff(t[2], {0.9 + 0.2 / 3, 1.35 + 0.2 / 3}) < 1e-6);
-  CHECK_THROWS_AS(NodeRun("BatchNormalization", 15)
+  CHECK_THROWS_AS(OpTest("BatchNormalization", 15)
                       .in(x)
                       .in(tensor<float>({3}, {1, 1, 1}))
                       .in(b)
@@ -167,14 +167,14 @@ TEST_CASE("BatchNormalization: inference and training_mode") {
 }
 
 TEST_CASE("InstanceNormalization, GroupNormalization, LayerNormalization") {
-  auto y = NodeRun("InstanceNormalization", 6)
+  auto y = OpTest("InstanceNormalization", 6)
                .in(tensor<float>({1, 1, 1, 4}, {1, 2, 3, 4}))
                .in(tensor<float>({1}, {2}))
                .in(tensor<float>({1}, {1}))
                .run();
   const double k = 2 / std::sqrt(1.25 + 1e-5);
   CHECK(max_diff(y[0], {1 - 1.5 * k, 1 - 0.5 * k, 1 + 0.5 * k, 1 + 1.5 * k}) < 1e-5);
-  auto g = NodeRun("GroupNormalization", 21)
+  auto g = OpTest("GroupNormalization", 21)
                .in(tensor<float>({1, 4, 1, 1}, {1, 2, 3, 5}))
                .in(tensor<float>({4}, {1, 1, 1, 2}))
                .in(tensor<float>({4}, {0, 0, 0, 1}))
@@ -182,7 +182,7 @@ TEST_CASE("InstanceNormalization, GroupNormalization, LayerNormalization") {
                .f("epsilon", 0.f)
                .run();
   CHECK(max_diff(g[0], {-1, 1, -1, 3}) < 1e-6);
-  auto l = NodeRun("LayerNormalization", 17)
+  auto l = OpTest("LayerNormalization", 17)
                .in(tensor<float>({2, 2}, {1, 3, 2, 6}))
                .in(tensor<float>({2}, {2, 3}))
                .in(tensor<float>({2}, {0, 1}))
@@ -195,14 +195,14 @@ TEST_CASE("InstanceNormalization, GroupNormalization, LayerNormalization") {
   CHECK(max_diff(l[2], {1, 0.5}) < 1e-6);
   std::vector<mcc::bf16> hb;
   for (float v : {1.f, 3.f, 2.f, 6.f}) hb.push_back(mcc::bf16(v));
-  auto lb = NodeRun("LayerNormalization", 17)
+  auto lb = OpTest("LayerNormalization", 17)
                 .in(tensor<mcc::bf16>({2, 2}, hb))
                 .in(tensor<mcc::bf16>({2}, {mcc::bf16(1.f), mcc::bf16(1.f)}))
                 .f("epsilon", 0.f)
                 .run();
   CHECK(lb[0].dtype() == DType::BF16);
   CHECK(max_diff(lb[0], {-1, 1, -1, 1}) == 0.0);
-  CHECK_THROWS_AS(NodeRun("LayerNormalization", 17)
+  CHECK_THROWS_AS(OpTest("LayerNormalization", 17)
                       .in(tensor<float>({2, 2}, {1, 3, 2, 6}))
                       .in(tensor<float>({3}, {1, 1, 1}))
                       .run(),
@@ -211,44 +211,42 @@ TEST_CASE("InstanceNormalization, GroupNormalization, LayerNormalization") {
 
 TEST_CASE("LRN, LpNormalization, MeanVarianceNormalization") {
   // size 3, alpha/size = 1, beta 1, bias 1: y_c = x_c / (1 + sum of squares of the neighbours).
-  auto y = NodeRun("LRN", 13)
+  auto y = OpTest("LRN", 13)
                .in(tensor<float>({1, 3, 1, 1}, {1, 2, 3}))
                .i("size", 3)
                .f("alpha", 3.f)
                .f("beta", 1.f)
                .run();
   CHECK(max_diff(y[0], {1 / 6., 2 / 15., 3 / 14.}) < 1e-6);
-  y = NodeRun("LpNormalization", 1).in(tensor<float>({2, 2}, {3, 4, 0, 0})).run();
+  y = OpTest("LpNormalization", 1).in(tensor<float>({2, 2}, {3, 4, 0, 0})).run();
   CHECK(max_diff(y[0], {0.6, 0.8, 0, 0}) < 1e-6);
-  y = NodeRun("LpNormalization", 1)
+  y = OpTest("LpNormalization", 1)
           .in(tensor<float>({2, 2}, {1, 2, 3, 6}))
           .i("axis", 0)
           .i("p", 1)
           .run();
   CHECK(max_diff(y[0], {0.25, 0.25, 0.75, 0.75}) < 1e-6);
-  CHECK_THROWS_AS(NodeRun("LpNormalization", 1).in(tensor<float>({2}, {1, 2})).i("p", 3).run(),
+  CHECK_THROWS_AS(OpTest("LpNormalization", 1).in(tensor<float>({2}, {1, 2})).i("p", 3).run(),
                   mcc::ModelError);
-  y = NodeRun("MeanVarianceNormalization", 13)
-          .in(tensor<float>({1, 2, 1, 2}, {1, 3, 10, 10}))
-          .run();
+  y = OpTest("MeanVarianceNormalization", 13).in(tensor<float>({1, 2, 1, 2}, {1, 3, 10, 10})).run();
   CHECK(max_diff(y[0], {-1, 1, 0, 0}) < 1e-6);
 }
 
 TEST_CASE("Einsum: matmul, transpose, diagonal, sums, ellipsis, integers") {
   const Tensor a = tensor<float>({2, 3}, iota(6));
   const Tensor b = tensor<float>({3, 2}, {1, 0, 0, 1, 1, 1});
-  auto y = NodeRun("Einsum", 12).in(a).in(b).s("equation", "ij,jk->ik").run();
+  auto y = OpTest("Einsum", 12).in(a).in(b).s("equation", "ij,jk->ik").run();
   CHECK(max_diff(y[0], {2, 3, 8, 9}) == 0.0);
-  y = NodeRun("Einsum", 12).in(a).s("equation", "ij->ji").run();
+  y = OpTest("Einsum", 12).in(a).s("equation", "ij->ji").run();
   CHECK(y[0].dims() == std::vector<int64_t>{3, 2});
   CHECK(max_diff(y[0], {0, 3, 1, 4, 2, 5}) == 0.0);
-  y = NodeRun("Einsum", 12).in(a).s("equation", "ij->").run();
+  y = OpTest("Einsum", 12).in(a).s("equation", "ij->").run();
   CHECK(max_diff(y[0], {15}) == 0.0);
-  y = NodeRun("Einsum", 12).in(a).s("equation", "ij->i").run();
+  y = OpTest("Einsum", 12).in(a).s("equation", "ij->i").run();
   CHECK(max_diff(y[0], {3, 12}) == 0.0);
-  y = NodeRun("Einsum", 12).in(tensor<float>({3, 3}, iota(9))).s("equation", "ii->i").run();
+  y = OpTest("Einsum", 12).in(tensor<float>({3, 3}, iota(9))).s("equation", "ii->i").run();
   CHECK(max_diff(y[0], {0, 4, 8}) == 0.0);
-  y = NodeRun("Einsum", 12)
+  y = OpTest("Einsum", 12)
           .in(tensor<float>({3}, {1, 2, 3}))
           .in(tensor<float>({3}, {4, 5, 6}))
           .s("equation", "i,i")
@@ -256,10 +254,10 @@ TEST_CASE("Einsum: matmul, transpose, diagonal, sums, ellipsis, integers") {
   CHECK(y[0].rank() == 0);
   CHECK(max_diff(y[0], {32}) == 0.0);
   // Implicit output: letters used once, sorted: "ba,ac" -> "bc" = (A^T)(C)... here b=2,a=3,c=2.
-  y = NodeRun("Einsum", 12).in(tensor<float>({2, 3}, iota(6))).in(b).s("equation", "ba,ac").run();
+  y = OpTest("Einsum", 12).in(tensor<float>({2, 3}, iota(6))).in(b).s("equation", "ba,ac").run();
   CHECK(max_diff(y[0], {2, 3, 8, 9}) == 0.0);
   // Ellipsis batch with broadcasting: [2, 1, 3] x [3, 2] per batch.
-  y = NodeRun("Einsum", 12)
+  y = OpTest("Einsum", 12)
           .in(tensor<float>({2, 1, 3}, iota(6)))
           .in(b)
           .s("equation", "...ij,jk->...ik")
@@ -267,46 +265,46 @@ TEST_CASE("Einsum: matmul, transpose, diagonal, sums, ellipsis, integers") {
   CHECK(y[0].dims() == std::vector<int64_t>{2, 1, 2});
   CHECK(max_diff(y[0], {2, 3, 8, 9}) == 0.0);
   // Three operands, outer product then contraction: sum_j a_i b_j c_j.
-  y = NodeRun("Einsum", 12)
+  y = OpTest("Einsum", 12)
           .in(tensor<float>({2}, {1, 2}))
           .in(tensor<float>({2}, {3, 4}))
           .in(tensor<float>({2}, {5, 6}))
           .s("equation", "i,j,j->i")
           .run();
   CHECK(max_diff(y[0], {39, 78}) == 0.0);
-  auto yi = NodeRun("Einsum", 12)
+  auto yi = OpTest("Einsum", 12)
                 .in(tensor<int32_t>({2, 2}, {1, 2, 3, 4}))
                 .in(tensor<int32_t>({2, 2}, {1, 1, 1, 1}))
                 .s("equation", "ij,ij->i")
                 .run();
   CHECK(yi[0].dtype() == DType::I32);
   CHECK(max_diff(yi[0], {3, 7}) == 0.0);
-  CHECK_THROWS_AS(NodeRun("Einsum", 12).in(a).s("equation", "ij,jk->ik").run(), mcc::ModelError);
-  CHECK_THROWS_AS(NodeRun("Einsum", 12).in(a).s("equation", "ijk->i").run(), mcc::ModelError);
+  CHECK_THROWS_AS(OpTest("Einsum", 12).in(a).s("equation", "ij,jk->ik").run(), mcc::ModelError);
+  CHECK_THROWS_AS(OpTest("Einsum", 12).in(a).s("equation", "ijk->i").run(), mcc::ModelError);
 }
 
 TEST_CASE("RMSNormalization and Col2Im") {
-  auto y = NodeRun("RMSNormalization", 23)
+  auto y = OpTest("RMSNormalization", 23)
                .in(tensor<float>({1, 2}, {3, 4}))
                .in(tensor<float>({2}, {1, 2}))
                .f("epsilon", 0.f)
                .run();
   const double rms = std::sqrt(12.5);
   CHECK(max_diff(y[0], {3 / rms, 8 / rms}) < 1e-6);
-  CHECK_THROWS_AS(NodeRun("RMSNormalization", 23)
+  CHECK_THROWS_AS(OpTest("RMSNormalization", 23)
                       .in(tensor<float>({1, 2}, {3, 4}))
                       .in(tensor<float>({3}, {1, 1, 1}))
                       .run(),
                   mcc::ModelError);
   // Four 2x2 blocks of ones folded into a 3x3 image count the overlaps.
-  auto c = NodeRun("Col2Im", 18)
+  auto c = OpTest("Col2Im", 18)
                .in(tensor<float>({1, 4, 4}, std::vector<float>(16, 1.f)))
                .in(tensor<int64_t>({2}, {3, 3}))
                .in(tensor<int64_t>({2}, {2, 2}))
                .run();
   CHECK(c[0].dims() == std::vector<int64_t>{1, 1, 3, 3});
   CHECK(max_diff(c[0], {1, 2, 1, 2, 4, 2, 1, 2, 1}) == 0.0);
-  CHECK_THROWS_AS(NodeRun("Col2Im", 18)
+  CHECK_THROWS_AS(OpTest("Col2Im", 18)
                       .in(tensor<float>({1, 4, 5}, std::vector<float>(20, 1.f)))
                       .in(tensor<int64_t>({2}, {3, 3}))
                       .in(tensor<int64_t>({2}, {2, 2}))

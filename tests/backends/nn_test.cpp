@@ -8,15 +8,15 @@
 #include <random>
 
 #include "backends/cpu/kernels/conv_util.h"
-#include "backends/nn_test_util.h"
+#include "support/op_test.h"
 
 using namespace mcc;
 using mcc::ir::DType;
 using mcc::ir::Tensor;
-using mcc::test_nn::max_diff;
-using mcc::test_nn::NodeRun;
-using mcc::test_nn::tensor;
-using mcc::test_nn::values;
+using mcc::test::max_diff;
+using mcc::test::OpTest;
+using mcc::test::tensor;
+using mcc::test::values;
 
 namespace {
 
@@ -71,16 +71,15 @@ const std::vector<double> kConvPadded = {12,  21,  27, 33,  24,  33,  54, 63,  7
 TEST_CASE("Conv: spec example with and without padding (f32)") {
   const Tensor x = tensor<float>({1, 1, 5, 5}, iota(25));
   const Tensor w = tensor<float>({1, 1, 3, 3}, std::vector<float>(9, 1.f));
-  auto y =
-      NodeRun("Conv", 11).in(x).in(w).is("kernel_shape", {3, 3}).is("pads", {1, 1, 1, 1}).run();
+  auto y = OpTest("Conv", 11).in(x).in(w).is("kernel_shape", {3, 3}).is("pads", {1, 1, 1, 1}).run();
   REQUIRE(y[0].dims() == std::vector<int64_t>{1, 1, 5, 5});
   CHECK(max_diff(y[0], kConvPadded) == 0.0);
-  y = NodeRun("Conv", 11).in(x).in(w).run();
+  y = OpTest("Conv", 11).in(x).in(w).run();
   CHECK(y[0].dims() == std::vector<int64_t>{1, 1, 3, 3});
   CHECK(max_diff(y[0], {54, 63, 72, 99, 108, 117, 144, 153, 162}) == 0.0);
   // strides 2 with asymmetric padding (spec: conv_with_strides_and_asymmetric_padding).
   const Tensor x7 = tensor<float>({1, 1, 7, 5}, iota(35));
-  y = NodeRun("Conv", 11).in(x7).in(w).is("pads", {1, 0, 1, 0}).is("strides", {2, 2}).run();
+  y = OpTest("Conv", 11).in(x7).in(w).is("pads", {1, 0, 1, 0}).is("strides", {2, 2}).run();
   CHECK(y[0].dims() == std::vector<int64_t>{1, 1, 4, 2});
   CHECK(max_diff(y[0], {21, 33, 99, 117, 189, 207, 171, 183}) == 0.0);
 }
@@ -88,15 +87,15 @@ TEST_CASE("Conv: spec example with and without padding (f32)") {
 TEST_CASE("Conv: auto_pad SAME_UPPER / SAME_LOWER keep ceil(in / stride)") {
   const Tensor x = tensor<float>({1, 1, 5, 5}, iota(25));
   const Tensor w = tensor<float>({1, 1, 3, 3}, std::vector<float>(9, 1.f));
-  auto y = NodeRun("Conv", 11).in(x).in(w).s("auto_pad", "SAME_LOWER").is("strides", {2, 2}).run();
+  auto y = OpTest("Conv", 11).in(x).in(w).s("auto_pad", "SAME_LOWER").is("strides", {2, 2}).run();
   CHECK(y[0].dims() == std::vector<int64_t>{1, 1, 3, 3});
   CHECK(max_diff(y[0], {12, 27, 24, 63, 108, 81, 72, 117, 84}) == 0.0);
   // 4x4 input, stride 2: one pad row/column, at the end (UPPER) or at the start (LOWER).
   const Tensor x4 = tensor<float>({1, 1, 4, 4}, iota(16));
-  y = NodeRun("Conv", 11).in(x4).in(w).s("auto_pad", "SAME_UPPER").is("strides", {2, 2}).run();
+  y = OpTest("Conv", 11).in(x4).in(w).s("auto_pad", "SAME_UPPER").is("strides", {2, 2}).run();
   CHECK(y[0].dims() == std::vector<int64_t>{1, 1, 2, 2});
   CHECK(max_diff(y[0], {45, 39, 66, 50}) == 0.0);
-  y = NodeRun("Conv", 11).in(x4).in(w).s("auto_pad", "SAME_LOWER").is("strides", {2, 2}).run();
+  y = OpTest("Conv", 11).in(x4).in(w).s("auto_pad", "SAME_LOWER").is("strides", {2, 2}).run();
   CHECK(max_diff(y[0], {10, 24, 51, 90}) == 0.0);
 }
 
@@ -104,7 +103,7 @@ TEST_CASE("Conv: f16 and bf16 compute in f32 and store back") {
   std::vector<mcc::f16> xh;
   for (float v : iota(25)) xh.push_back(mcc::f16(v));
   const Tensor w = tensor<mcc::f16>({1, 1, 3, 3}, std::vector<mcc::f16>(9, mcc::f16(1.f)));
-  auto y = NodeRun("Conv", 11)
+  auto y = OpTest("Conv", 11)
                .in(tensor<mcc::f16>({1, 1, 5, 5}, xh))
                .in(w)
                .is("pads", {1, 1, 1, 1})
@@ -114,7 +113,7 @@ TEST_CASE("Conv: f16 and bf16 compute in f32 and store back") {
   std::vector<mcc::bf16> xb;
   for (float v : iota(25)) xb.push_back(mcc::bf16(v));
   const Tensor wb = tensor<mcc::bf16>({1, 1, 3, 3}, std::vector<mcc::bf16>(9, mcc::bf16(1.f)));
-  y = NodeRun("Conv", 11)
+  y = OpTest("Conv", 11)
           .in(tensor<mcc::bf16>({1, 1, 5, 5}, xb))
           .in(wb)
           .is("pads", {1, 1, 1, 1})
@@ -144,7 +143,7 @@ TEST_CASE("Conv: im2col, 1x1 and depthwise paths match a direct loop") {
     const auto b = random_values(c.M, seed++);
     const int64_t eff = (c.K - 1) * c.d + 1;
     const int64_t OH = (c.H + 2 * c.p - eff) / c.s + 1, OW = (c.W + 2 * c.p - eff) / c.s + 1;
-    auto y = NodeRun("Conv", 11)
+    auto y = OpTest("Conv", 11)
                  .in(tensor<float>({c.N, c.C, c.H, c.W}, x))
                  .in(tensor<float>({c.M, cg, c.K, c.K}, w))
                  .in(tensor<float>({c.M}, b))
@@ -161,14 +160,14 @@ TEST_CASE("Conv: im2col, 1x1 and depthwise paths match a direct loop") {
 
 TEST_CASE("Conv: 1-D and 3-D convolutions") {
   // 1-D: [0..6] * [1, 2, 1] with pad 1.
-  auto y = NodeRun("Conv", 11)
+  auto y = OpTest("Conv", 11)
                .in(tensor<float>({1, 1, 7}, iota(7)))
                .in(tensor<float>({1, 1, 3}, {1, 2, 1}))
                .is("pads", {1, 1})
                .run();
   CHECK(max_diff(y[0], {1, 4, 8, 12, 16, 20, 17}) == 0.0);
   // 3-D: a 2x2x2 kernel of ones over a 2x3x3 cube sums each 2x2x2 block.
-  y = NodeRun("Conv", 11)
+  y = OpTest("Conv", 11)
           .in(tensor<float>({1, 1, 2, 3, 3}, iota(18)))
           .in(tensor<float>({1, 1, 2, 2, 2}, std::vector<float>(8, 1.f)))
           .run();
@@ -179,14 +178,14 @@ TEST_CASE("Conv: 1-D and 3-D convolutions") {
 TEST_CASE("Conv: mismatched channels and bad auto_pad are model errors") {
   const Tensor x = tensor<float>({1, 3, 5, 5}, iota(75));
   const Tensor w = tensor<float>({2, 2, 3, 3}, iota(36));
-  CHECK_THROWS_AS(NodeRun("Conv", 11).in(x).in(w).run(), mcc::ModelError);
-  CHECK_THROWS_AS(NodeRun("Conv", 11)
+  CHECK_THROWS_AS(OpTest("Conv", 11).in(x).in(w).run(), mcc::ModelError);
+  CHECK_THROWS_AS(OpTest("Conv", 11)
                       .in(x)
                       .in(tensor<float>({2, 3, 3, 3}, iota(54)))
                       .s("auto_pad", "BOGUS")
                       .run(),
                   mcc::ModelError);
-  CHECK_THROWS_AS(NodeRun("Conv", 11)
+  CHECK_THROWS_AS(OpTest("Conv", 11)
                       .in(tensor<int32_t>({1, 1, 2, 2}, {1, 2, 3, 4}))
                       .in(tensor<int32_t>({1, 1, 1, 1}, {1}))
                       .run(),
@@ -196,7 +195,7 @@ TEST_CASE("Conv: mismatched channels and bad auto_pad are model errors") {
 TEST_CASE("ConvTranspose: spec example, strides with output_padding and output_shape") {
   const Tensor x = tensor<float>({1, 1, 3, 3}, iota(9));
   const Tensor w = tensor<float>({1, 2, 3, 3}, std::vector<float>(18, 1.f));
-  auto y = NodeRun("ConvTranspose", 11).in(x).in(w).run();
+  auto y = OpTest("ConvTranspose", 11).in(x).in(w).run();
   REQUIRE(y[0].dims() == std::vector<int64_t>{1, 2, 5, 5});
   const std::vector<double> plane = {0,  1,  3, 3,  2,  3,  8,  15, 12, 7,  9,  21, 36,
                                      27, 15, 9, 20, 33, 24, 13, 6,  13, 21, 15, 8};
@@ -204,13 +203,13 @@ TEST_CASE("ConvTranspose: spec example, strides with output_padding and output_s
   both.insert(both.end(), plane.begin(), plane.end());
   CHECK(max_diff(y[0], both) == 0.0);
   // strides [3, 2] with output_shape [10, 8] and with output_padding [1, 1] give the same result.
-  auto y1 = NodeRun("ConvTranspose", 11)
+  auto y1 = OpTest("ConvTranspose", 11)
                 .in(x)
                 .in(w)
                 .is("strides", {3, 2})
                 .is("output_shape", {10, 8})
                 .run();
-  auto y2 = NodeRun("ConvTranspose", 11)
+  auto y2 = OpTest("ConvTranspose", 11)
                 .in(x)
                 .in(w)
                 .is("strides", {3, 2})
@@ -223,9 +222,8 @@ TEST_CASE("ConvTranspose: spec example, strides with output_padding and output_s
                                     3, 2, 2, 0};  // first output row of the spec example
   const auto v1 = values(y1[0]);
   CHECK(std::vector<double>(v1.begin(), v1.begin() + 8) == row0);
-  CHECK_THROWS_AS(
-      NodeRun("ConvTranspose", 11).in(x).in(tensor<float>({2, 1, 3, 3}, iota(18))).run(),
-      mcc::ModelError);
+  CHECK_THROWS_AS(OpTest("ConvTranspose", 11).in(x).in(tensor<float>({2, 1, 3, 3}, iota(18))).run(),
+                  mcc::ModelError);
 }
 
 TEST_CASE("ConvTranspose: groups and bias") {
@@ -233,17 +231,17 @@ TEST_CASE("ConvTranspose: groups and bias") {
   const Tensor x = tensor<float>({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
   const Tensor w = tensor<float>({2, 1, 1, 1}, {2, 3});
   auto y =
-      NodeRun("ConvTranspose", 11).in(x).in(w).in(tensor<float>({2}, {1, -1})).i("group", 2).run();
+      OpTest("ConvTranspose", 11).in(x).in(w).in(tensor<float>({2}, {1, -1})).i("group", 2).run();
   CHECK(max_diff(y[0], {3, 5, 7, 9, 14, 17, 20, 23}) == 0.0);
 }
 
 TEST_CASE("ConvInteger and QLinearConv: zero points, padding, per-channel scales") {
   const Tensor x = tensor<uint8_t>({1, 1, 3, 3}, {2, 3, 4, 5, 6, 7, 8, 9, 10});
   const Tensor w = tensor<uint8_t>({1, 1, 2, 2}, {1, 1, 1, 1});
-  auto y = NodeRun("ConvInteger", 10).in(x).in(w).in(Tensor::scalar<uint8_t>(1)).run();
+  auto y = OpTest("ConvInteger", 10).in(x).in(w).in(Tensor::scalar<uint8_t>(1)).run();
   CHECK(y[0].dtype() == DType::I32);
   CHECK(max_diff(y[0], {12, 16, 24, 28}) == 0.0);
-  y = NodeRun("ConvInteger", 10)
+  y = OpTest("ConvInteger", 10)
           .in(x)
           .in(w)
           .in(Tensor::scalar<uint8_t>(1))
@@ -253,7 +251,7 @@ TEST_CASE("ConvInteger and QLinearConv: zero points, padding, per-channel scales
   // QLinearConv: int8 weights with two output channels and per-channel scales; y = rint(acc * s) +
   // zp.
   const Tensor wq = tensor<int8_t>({2, 1, 2, 2}, {1, 1, 1, 1, -1, 0, 0, 1});
-  auto q = NodeRun("QLinearConv", 10)
+  auto q = OpTest("QLinearConv", 10)
                .in(x)
                .in(Tensor::scalar<float>(0.5f))
                .in(Tensor::scalar<uint8_t>(1))
@@ -269,14 +267,14 @@ TEST_CASE("ConvInteger and QLinearConv: zero points, padding, per-channel scales
   // -> 16.5->16, 18.5->18, 22.5->22, 24.5->24 (half to even) channel 1: acc = x[i+1][j+1] - x[i][j]
   // = 4 each -> 4 * 1.0 + 10 = 14
   CHECK(max_diff(q[0], {16, 18, 22, 24, 14, 14, 14, 14}) == 0.0);
-  CHECK_THROWS_AS(NodeRun("ConvInteger", 10).in(x).in(w).in(Tensor::scalar<int8_t>(1)).run(),
+  CHECK_THROWS_AS(OpTest("ConvInteger", 10).in(x).in(w).in(Tensor::scalar<int8_t>(1)).run(),
                   mcc::ModelError);
 }
 
 TEST_CASE("Gemm: transA, transB, alpha, beta and broadcast C") {
   const Tensor a = tensor<float>({3, 2}, {1, 4, 2, 5, 3, 6});  // A^T = [[1,2,3],[4,5,6]]
   const Tensor b = tensor<float>({2, 3}, {1, 0, 1, 0, 1, 1});  // B^T = [[1,0],[0,1],[1,1]]
-  auto y = NodeRun("Gemm", 13)
+  auto y = OpTest("Gemm", 13)
                .in(a)
                .in(b)
                .in(tensor<float>({2}, {10, 20}))
@@ -288,17 +286,17 @@ TEST_CASE("Gemm: transA, transB, alpha, beta and broadcast C") {
   // A^T B^T = [[4, 5], [10, 11]]; *2 + 0.5*[10, 20]
   CHECK(y[0].dims() == std::vector<int64_t>{2, 2});
   CHECK(max_diff(y[0], {13, 20, 25, 32}) < 1e-6);
-  y = NodeRun("Gemm", 13).in(tensor<float>({1, 2}, {1, 2})).in(tensor<float>({2, 1}, {3, 4})).run();
+  y = OpTest("Gemm", 13).in(tensor<float>({1, 2}, {1, 2})).in(tensor<float>({2, 1}, {3, 4})).run();
   CHECK(max_diff(y[0], {11}) == 0.0);
-  auto yi = NodeRun("Gemm", 13)
+  auto yi = OpTest("Gemm", 13)
                 .in(tensor<int64_t>({1, 2}, {1, 2}))
                 .in(tensor<int64_t>({2, 2}, {1, 2, 3, 4}))
                 .in(Tensor::scalar<int64_t>(100))
                 .run();
   CHECK(yi[0].dtype() == DType::I64);
   CHECK(max_diff(yi[0], {107, 110}) == 0.0);
-  CHECK_THROWS_AS(NodeRun("Gemm", 13).in(a).in(a).run(), mcc::ModelError);
-  CHECK_THROWS_AS(NodeRun("Gemm", 13)
+  CHECK_THROWS_AS(OpTest("Gemm", 13).in(a).in(a).run(), mcc::ModelError);
+  CHECK_THROWS_AS(OpTest("Gemm", 13)
                       .in(a)
                       .in(b)
                       .in(tensor<float>({3}, {1, 2, 3}))
@@ -312,49 +310,49 @@ TEST_CASE("MatMul: batch broadcasting, 1-D operands and dtypes") {
   // [2, 2, 3] x [3, 2]: one GEMM with the batch folded into rows.
   const Tensor a = tensor<float>({2, 2, 3}, iota(12));
   const Tensor b = tensor<float>({3, 2}, {1, 0, 0, 1, 1, 1});
-  auto y = NodeRun("MatMul", 13).in(a).in(b).run();
+  auto y = OpTest("MatMul", 13).in(a).in(b).run();
   CHECK(y[0].dims() == std::vector<int64_t>{2, 2, 2});
   CHECK(max_diff(y[0], {2, 3, 8, 9, 14, 15, 20, 21}) == 0.0);
   // [2, 1, 1, 3] x [1, 2, 3, 1]: both sides broadcast their batch dims to [2, 2].
-  auto yb = NodeRun("MatMul", 13)
+  auto yb = OpTest("MatMul", 13)
                 .in(tensor<float>({2, 1, 1, 3}, iota(6)))
                 .in(tensor<float>({1, 2, 3, 1}, {1, 1, 1, 1, 0, 0}))
                 .run();
   CHECK(yb[0].dims() == std::vector<int64_t>{2, 2, 1, 1});
   CHECK(max_diff(yb[0], {3, 0, 12, 3}) == 0.0);
   // 1-D x 1-D -> scalar; 1-D x 2-D -> 1-D.
-  auto yd = NodeRun("MatMul", 13)
+  auto yd = OpTest("MatMul", 13)
                 .in(tensor<float>({3}, {1, 2, 3}))
                 .in(tensor<float>({3}, {4, 5, 6}))
                 .run();
   CHECK(yd[0].rank() == 0);
   CHECK(max_diff(yd[0], {32}) == 0.0);
-  auto yv = NodeRun("MatMul", 13).in(tensor<float>({3}, {1, 2, 3})).in(b).run();
+  auto yv = OpTest("MatMul", 13).in(tensor<float>({3}, {1, 2, 3})).in(b).run();
   CHECK(yv[0].dims() == std::vector<int64_t>{2});
   CHECK(max_diff(yv[0], {4, 5}) == 0.0);
-  auto yi = NodeRun("MatMul", 13)
+  auto yi = OpTest("MatMul", 13)
                 .in(tensor<int32_t>({1, 2}, {2, 3}))
                 .in(tensor<int32_t>({2, 1}, {4, 5}))
                 .run();
   CHECK(yi[0].dtype() == DType::I32);
   CHECK(max_diff(yi[0], {23}) == 0.0);
-  auto yh = NodeRun("MatMul", 13)
+  auto yh = OpTest("MatMul", 13)
                 .in(tensor<mcc::f16>({1, 2}, {mcc::f16(0.5f), mcc::f16(2.f)}))
                 .in(tensor<mcc::f16>({2, 1}, {mcc::f16(4.f), mcc::f16(1.5f)}))
                 .run();
   CHECK(yh[0].dtype() == DType::F16);
   CHECK(max_diff(yh[0], {5}) == 0.0);
-  CHECK_THROWS_AS(NodeRun("MatMul", 13).in(a).in(tensor<float>({2, 2}, iota(4))).run(),
+  CHECK_THROWS_AS(OpTest("MatMul", 13).in(a).in(tensor<float>({2, 2}, iota(4))).run(),
                   mcc::ModelError);
   CHECK_THROWS_AS(
-      NodeRun("MatMul", 13).in(tensor<int8_t>({1, 1}, {1})).in(tensor<int8_t>({1, 1}, {1})).run(),
+      OpTest("MatMul", 13).in(tensor<int8_t>({1, 1}, {1})).in(tensor<int8_t>({1, 1}, {1})).run(),
       mcc::UnsupportedError);
 }
 
 TEST_CASE("MatMulInteger and QLinearMatMul: spec examples") {
   const Tensor a = tensor<uint8_t>({4, 3}, {11, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0});
   const Tensor b = tensor<uint8_t>({3, 2}, {1, 4, 2, 5, 3, 6});
-  auto y = NodeRun("MatMulInteger", 10)
+  auto y = OpTest("MatMulInteger", 10)
                .in(a)
                .in(b)
                .in(Tensor::scalar<uint8_t>(12))
@@ -362,7 +360,7 @@ TEST_CASE("MatMulInteger and QLinearMatMul: spec examples") {
                .run();
   CHECK(y[0].dtype() == DType::I32);
   CHECK(max_diff(y[0], {-38, -83, -44, -98, -50, -113, -56, -128}) == 0.0);
-  auto q = NodeRun("QLinearMatMul", 10)
+  auto q = OpTest("QLinearMatMul", 10)
                .in(tensor<uint8_t>({2, 4}, {208, 236, 0, 238, 3, 214, 255, 29}))
                .in(Tensor::scalar<float>(0.0066f))
                .in(Tensor::scalar<uint8_t>(113))
@@ -381,14 +379,14 @@ TEST_CASE(
   const Tensor x = tensor<float>({1, 1, 5, 5}, iota(25));
   const Tensor w = tensor<float>({1, 1, 3, 3}, std::vector<float>(9, 1.f));
   const Tensor zero = tensor<float>({1, 18, 3, 3}, std::vector<float>(162, 0.f));
-  auto y = NodeRun("DeformConv", 19).in(x).in(w).in(zero).run();
+  auto y = OpTest("DeformConv", 19).in(x).in(w).in(zero).run();
   CHECK(max_diff(y[0], {54, 63, 72, 99, 108, 117, 144, 153, 162}) < 1e-4);
   // 1x1 kernel, offset (0.5, 0.25) everywhere on a 2x2 input, mask 2: the sample at (i + .5, j +
   // .25) mixes four neighbours (zero outside), then doubles.
   const Tensor x2 = tensor<float>({1, 1, 2, 2}, {0, 4, 8, 12});
   const Tensor off =
       tensor<float>({1, 2, 2, 2}, {0.5f, 0.5f, 0.5f, 0.5f, 0.25f, 0.25f, 0.25f, 0.25f});
-  y = NodeRun("DeformConv", 19)
+  y = OpTest("DeformConv", 19)
           .in(x2)
           .in(tensor<float>({1, 1, 1, 1}, {1}))
           .in(off)
@@ -398,7 +396,7 @@ TEST_CASE(
   // (0.5, 0.25): .5*(.75*0 + .25*4) + .5*(.75*8 + .25*12) = 5; (0.5, 1.25): .5*(.75*4) +
   // .5*(.75*12) = 6 (1.5, 0.25): .5*(.75*8 + .25*12) = 4.5; (1.5, 1.25): .5*(.75*12) = 4.5
   CHECK(max_diff(y[0], {10, 12, 9, 9}) < 1e-5);
-  CHECK_THROWS_AS(NodeRun("DeformConv", 19)
+  CHECK_THROWS_AS(OpTest("DeformConv", 19)
                       .in(x)
                       .in(w)
                       .in(tensor<float>({1, 18, 2, 2}, std::vector<float>(72, 0.f)))
@@ -413,7 +411,7 @@ TEST_CASE("Attention: softmax weights, causal and boolean masks, present key/val
   const double e = std::exp(1.0);
   Tensor mask = Tensor::allocate(DType::Bool, {1, 2});
   mask.mutable_data<bool>()[1] = true;  // attend to the second key only
-  auto y = NodeRun("Attention", 23)
+  auto y = OpTest("Attention", 23)
                .in(q)
                .in(k)
                .in(v)
@@ -424,12 +422,12 @@ TEST_CASE("Attention: softmax weights, causal and boolean masks, present key/val
   CHECK(max_diff(y[0], {(e + 3) / (e + 1)}) < 1e-6);
   CHECK(max_diff(y[1], {1, 0, 0, 1}) == 0.0);  // present_key = K without a past
   CHECK(max_diff(y[3], {e / (e + 1), 1 / (e + 1)}) < 1e-6);
-  y = NodeRun("Attention", 23).in(q).in(k).in(v).i("is_causal", 1).run();
+  y = OpTest("Attention", 23).in(q).in(k).in(v).i("is_causal", 1).run();
   CHECK(max_diff(y[0], {1}) < 1e-6);  // the only query sees only the first key
-  y = NodeRun("Attention", 23).in(q).in(k).in(v).in(mask).run();
+  y = OpTest("Attention", 23).in(q).in(k).in(v).in(mask).run();
   CHECK(max_diff(y[0], {3}) < 1e-6);
   // 3-D layout with 2 query heads sharing 1 kv head: both heads give the same row.
-  auto y3 = NodeRun("Attention", 23)
+  auto y3 = OpTest("Attention", 23)
                 .in(tensor<float>({1, 1, 4}, {1, 0, 1, 0}))
                 .in(tensor<float>({1, 2, 2}, {1, 0, 0, 1}))
                 .in(tensor<float>({1, 2, 1}, {1, 3}))
@@ -440,17 +438,17 @@ TEST_CASE("Attention: softmax weights, causal and boolean masks, present key/val
   CHECK(y3[0].dims() == std::vector<int64_t>{1, 1, 2});
   CHECK(max_diff(y3[0], {(e + 3) / (e + 1), (e + 3) / (e + 1)}) < 1e-6);
   CHECK_THROWS_AS(
-      NodeRun("Attention", 23).in(q).in(tensor<float>({1, 1, 2, 3}, iota(6))).in(v).run(),
+      OpTest("Attention", 23).in(q).in(tensor<float>({1, 1, 2, 3}, iota(6))).in(v).run(),
       mcc::ModelError);
 }
 
 TEST_CASE("CausalConvWithState and RotaryEmbedding") {
   const Tensor x = tensor<float>({1, 1, 3}, {1, 2, 3});
   const Tensor w = tensor<float>({1, 1, 2}, {1, 1});
-  auto y = NodeRun("CausalConvWithState", 27).in(x).in(w).outs(2).run();
+  auto y = OpTest("CausalConvWithState", 27).in(x).in(w).outs(2).run();
   CHECK(max_diff(y[0], {1, 3, 5}) == 0.0);  // [0 | 1 2 3] summed pairwise
   CHECK(max_diff(y[1], {3}) == 0.0);        // the last k - 1 inputs carry over
-  y = NodeRun("CausalConvWithState", 27)
+  y = OpTest("CausalConvWithState", 27)
           .in(x)
           .in(w)
           .none()
@@ -459,17 +457,17 @@ TEST_CASE("CausalConvWithState and RotaryEmbedding") {
           .run();
   CHECK(max_diff(y[0], {11 / (1 + std::exp(-11.0)), 3 / (1 + std::exp(-3.0)),
                         5 / (1 + std::exp(-5.0))}) < 1e-5);
-  CHECK_THROWS_AS(NodeRun("CausalConvWithState", 27).in(x).in(w).s("activation", "gelu").run(),
+  CHECK_THROWS_AS(OpTest("CausalConvWithState", 27).in(x).in(w).s("activation", "gelu").run(),
                   mcc::ModelError);
   // A quarter turn: cos 0, sin 1 maps (x1, x2) = (1, 0) to (0, 1); the unrotated tail is copied.
-  auto r = NodeRun("RotaryEmbedding", 23)
+  auto r = OpTest("RotaryEmbedding", 23)
                .in(tensor<float>({1, 1, 1, 4}, {1, 0, 7, 8}))
                .in(tensor<float>({1, 1, 1}, {0}))
                .in(tensor<float>({1, 1, 1}, {1}))
                .i("rotary_embedding_dim", 2)
                .run();
   CHECK(max_diff(r[0], {0, 1, 7, 8}) < 1e-7);
-  CHECK_THROWS_AS(NodeRun("RotaryEmbedding", 23)
+  CHECK_THROWS_AS(OpTest("RotaryEmbedding", 23)
                       .in(tensor<float>({1, 1, 1, 4}, {1, 0, 7, 8}))
                       .in(tensor<float>({1, 1, 1}, {0}))
                       .in(tensor<float>({1, 1, 1}, {1}))
@@ -484,7 +482,7 @@ TEST_CASE("LinearAttention: linear, gated and delta state updates") {
   const Tensor k = tensor<float>({1, 2, 1}, {1, 2});
   const Tensor v = tensor<float>({1, 2, 1}, {3, 4});
   // linear: S = 1 * 3 = 3, then S = 3 + 2 * 4 = 11; o_t = S_t (q = 1, scale 1).
-  auto y = NodeRun("LinearAttention", 27)
+  auto y = OpTest("LinearAttention", 27)
                .in(q)
                .in(k)
                .in(v)
@@ -498,7 +496,7 @@ TEST_CASE("LinearAttention: linear, gated and delta state updates") {
   CHECK(max_diff(y[1], {11}) < 1e-6);
   // gated with decay log(0.5): S = 3, then 0.5 * 3 + 8 = 9.5.
   const float lg = std::log(0.5f);
-  y = NodeRun("LinearAttention", 27)
+  y = OpTest("LinearAttention", 27)
           .in(q)
           .in(k)
           .in(v)
@@ -511,7 +509,7 @@ TEST_CASE("LinearAttention: linear, gated and delta state updates") {
           .run();
   CHECK(max_diff(y[0], {3, 9.5}) < 1e-5);
   // delta with beta 1: S = 3, then v' = 4 - 3 * 2 = -2 and S = 3 + 2 * -2 = -1.
-  y = NodeRun("LinearAttention", 27)
+  y = OpTest("LinearAttention", 27)
           .in(q)
           .in(k)
           .in(v)
@@ -524,7 +522,7 @@ TEST_CASE("LinearAttention: linear, gated and delta state updates") {
           .s("update_rule", "delta")
           .run();
   CHECK(max_diff(y[0], {3, -1}) < 1e-6);
-  CHECK_THROWS_AS(NodeRun("LinearAttention", 27)
+  CHECK_THROWS_AS(OpTest("LinearAttention", 27)
                       .in(q)
                       .in(k)
                       .in(v)
@@ -535,8 +533,7 @@ TEST_CASE("LinearAttention: linear, gated and delta state updates") {
 }
 
 TEST_CASE("FlexAttention without modifiers is scaled dot-product attention") {
-  NodeRun r("FlexAttention", 1);
-  r.domain = "ai.onnx.preview";
+  OpTest r("FlexAttention", 1, "ai.onnx.preview");
   auto y = r.in(tensor<float>({1, 1, 1, 2}, {1, 0}))
                .in(tensor<float>({1, 1, 2, 2}, {1, 0, 0, 1}))
                .in(tensor<float>({1, 1, 2, 1}, {1, 3}))
