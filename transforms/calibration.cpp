@@ -69,6 +69,7 @@ void TensorStats::add(const float* x, size_t n) {
       continue;
     }
     ++finite;
+    zeros_ += v == 0.f;
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
@@ -112,6 +113,7 @@ void TensorStats::merge(const TensorStats& o) {
   }
   count_ += o.count_;
   nonfinite_ += o.nonfinite_;
+  zeros_ += o.zeros_;
   if (bins_.empty()) return;
   TensorStats other = o;
   const int e = std::max(exponent_, o.exponent_);
@@ -178,7 +180,8 @@ double kl_divergence(const std::vector<double>& hist, int i, int levels) {
 }
 
 double entropy_threshold(const TensorStats& s, int levels) {
-  const auto mag = magnitudes(s);
+  auto mag = magnitudes(s);
+  mag[0] -= static_cast<double>(s.zeros());
   const int last = last_nonzero(mag);
   const double w = std::ldexp(1.0, s.exponent()) / TensorStats::kHalfBins;
   const double amax = std::max(std::fabs(s.min()), std::fabs(s.max()));

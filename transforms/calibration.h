@@ -14,7 +14,9 @@
 //   minmax      [min, max]
 //   percentile  symmetric: |x| quantile p; asymmetric: the (100-p) and p quantiles
 //   entropy     TensorRT's KL-divergence threshold on the |x| histogram (128 levels, or 256 for
-//               non-negative data quantized asymmetrically); range [-t, t] clipped to [min, max]
+//               non-negative data quantized asymmetrically); range [-t, t] clipped to [min, max].
+//               Exact zeros are left out of the histogram it compares: zero is exact at any
+//               threshold, and the spike of ReLU zeros otherwise pulls t far too low.
 //   mse         the clipping threshold t minimising the expected quantization MSE: values inside
 //               the range cost step^2/12, values outside cost their squared clipping distance
 // Every range is widened to include 0 (zero must be exactly representable).
@@ -49,6 +51,7 @@ class TensorStats {
   bool empty() const { return count_ == 0; }
   int64_t count() const { return count_; }
   int64_t nonfinite() const { return nonfinite_; }
+  int64_t zeros() const { return zeros_; }  // values exactly 0 (representable at any range)
   double min() const { return min_; }
   double max() const { return max_; }
   bool has_histogram() const { return !bins_.empty(); }
@@ -60,7 +63,7 @@ class TensorStats {
 
  private:
   void grow_to(int e);
-  int64_t count_ = 0, nonfinite_ = 0;
+  int64_t count_ = 0, nonfinite_ = 0, zeros_ = 0;
   double min_ = 0, max_ = 0;
   int exponent_ = kMinExponent;
   std::vector<uint64_t> bins_;
