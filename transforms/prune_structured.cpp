@@ -122,7 +122,8 @@ std::vector<int64_t> site_indices(const std::vector<Segment>& segs, const Kept& 
 
 int64_t total_params(const ir::Graph& g) {
   int64_t n = 0;
-  for (const ir::Value* v : g.initializers) n += v->initializer ? v->initializer->numel() : 0;
+  for (const ir::Value* v : g.initializers)  // used ones (an unused graph-input initializer stays behind)
+    n += v->initializer && !v->uses.empty() ? v->initializer->numel() : 0;
   return n;
 }
 
