@@ -113,22 +113,31 @@ void detach_external_data(ir::Model& m) {
 }
 
 InputModel load_input_model(const std::string& path, bool detach_external, bool with_sha256) {
-  std::string bytes = read_file(path);
-  if (bytes.empty()) throw ModelError(path + ": the file is empty; pass a complete .onnx model");
+  // The file is hashed and then parsed as a stream (never held twice in memory: peak ~1x the
+  // model); tensor data is moved into the IR, and external data is detached on request, so no
+  // later write can touch what was read.
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw ModelError(path + ": no such file; check the path");
+  if (fs::is_directory(path, ec)) throw ModelError(path + ": is a folder, not an .onnx file");
   InputModel in;
-  in.size = bytes.size();
-  if (with_sha256) in.sha256 = sha256_hex(bytes);
-  std::string base = fs::path(path).parent_path().string();
-  if (base.empty()) base = ".";
+  in.size = fs::file_size(path, ec);
+  if (ec) throw ModelError(path + ": cannot be read (" + ec.message() + ")");
+  if (in.size == 0) throw ModelError(path + ": the file is empty; pass a complete .onnx model");
+  if (with_sha256) in.sha256 = sha256_file_hex(path);
   try {
-    in.model = ir::load_model_from_bytes(std::move(bytes), base);
+    in.model = ir::load_model(path);
     if (!in.model.graph) throw ModelError("the model holds no graph");
     if (detach_external) detach_external_data(in.model);
   } catch (Error& e) {
-    const std::string msg = e.what();
+    std::string msg = e.what();
     if (msg.rfind(path, 0) == 0) throw;  // already names the file
+    // The importer names the file as "model '<path>': ..."; say it once, in the CLI's form.
+    const std::string importer_prefix = "model '" + path + "': ";
+    if (msg.rfind(importer_prefix, 0) == 0) msg = msg.substr(importer_prefix.size());
     if (dynamic_cast<ModelError*>(&e) && msg.find(';') == std::string::npos)
       throw ModelError(path + ": " + msg + "; check that the file is a complete, valid ONNX model");
+    if (dynamic_cast<ModelError*>(&e)) throw ModelError(path + ": " + msg);
+    if (dynamic_cast<UnsupportedError*>(&e)) throw UnsupportedError(path + ": " + msg);
     e.add_context(path);
     throw;
   }
