@@ -9,17 +9,10 @@
 using namespace mcc;
 using mcc::ir::DType;
 using mcc::ir::Tensor;
+using mcc::test::iota;
 using mcc::test::max_diff;
 using mcc::test::OpTest;
 using mcc::test::tensor;
-
-namespace {
-std::vector<float> iota(int64_t n) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
-  return v;
-}
-}  // namespace
 
 TEST_CASE("MaxPool: values, Indices in both storage orders, ceil_mode, int8 with pads") {
   const Tensor x = tensor<float>({1, 1, 4, 4}, iota(16));

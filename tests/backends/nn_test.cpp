@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <random>
 
 #include "backends/cpu/kernels/conv_util.h"
 #include "support/op_test.h"
@@ -13,26 +12,14 @@
 using namespace mcc;
 using mcc::ir::DType;
 using mcc::ir::Tensor;
+using mcc::test::iota;
 using mcc::test::max_diff;
 using mcc::test::OpTest;
+using mcc::test::random_values;
 using mcc::test::tensor;
 using mcc::test::values;
 
 namespace {
-
-std::vector<float> iota(int64_t n, float start = 0.f, float step = 1.f) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start + step * static_cast<float>(i);
-  return v;
-}
-
-std::vector<float> random_values(int64_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // Direct 2-D convolution (N, C, H, W) used as the reference for the optimised paths.
 std::vector<double> naive_conv2d(const std::vector<float>& x, const std::vector<float>& w,

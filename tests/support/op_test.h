@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -195,6 +196,21 @@ ir::Tensor vec(const std::vector<T>& v) {
 template <class T>
 ir::Tensor vec_of(const std::vector<double>& v) {
   return tensor_of<T>({static_cast<int64_t>(v.size())}, v);
+}
+
+/// n values start, start + step, ...
+inline std::vector<float> iota(int64_t n, float start = 0.f, float step = 1.f) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) v[static_cast<size_t>(k)] = start + step * static_cast<float>(k);
+  return v;
+}
+/// n values uniform in [-1, 1), the same for the same seed.
+inline std::vector<float> random_values(int64_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
 }
 
 // ------------------------------------------------------------------------------------ comparison
