@@ -3,8 +3,6 @@
 // run, f16/f64 = f32).
 #include <doctest/doctest.h>
 
-#include <random>
-
 #include "support/op_test.h"
 
 using namespace mcc;
@@ -20,14 +18,6 @@ std::vector<RValue> run_cell(const std::string& op, const std::vector<ir::Tensor
   OpTest t(op, opset);
   for (const auto& x : ins) t.in(x);
   return t.outs(n_out).attrs(attrs).run_values();
-}
-
-std::vector<float> random_vec(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
 }
 
 }  // namespace
@@ -92,8 +82,8 @@ TEST_CASE("GRU one step, linear_before_reset 0 and 1") {
 
 TEST_CASE("Bidirectional LSTM equals a forward and a reverse run; layout 1 is the transpose") {
   const int64_t T = 3, B = 2, I = 2, H = 3;
-  const auto xv = random_vec(T * B * I, 1), wv = random_vec(2 * 4 * H * I, 2), rv = random_vec(2 * 4 * H * H, 3),
-             bv = random_vec(2 * 8 * H, 4);
+  const auto xv = random_values(T * B * I, 1), wv = random_values(2 * 4 * H * I, 2), rv = random_values(2 * 4 * H * H, 3),
+             bv = random_values(2 * 8 * H, 4);
   const ir::Tensor x = tensor<float>({T, B, I}, xv);
   auto half = [](const std::vector<float>& v, int d) {
     return std::vector<float>(v.begin() + d * v.size() / 2, v.begin() + (d + 1) * v.size() / 2);
@@ -139,7 +129,7 @@ TEST_CASE("Bidirectional LSTM equals a forward and a reverse run; layout 1 is th
 
 TEST_CASE("GRU sequence_lens: a short batch entry equals a run on its own prefix, padded with zeros") {
   const int64_t T = 3, B = 2, I = 2, H = 2;
-  const auto xv = random_vec(T * B * I, 5), wv = random_vec(3 * H * I, 6), rv = random_vec(3 * H * H, 7);
+  const auto xv = random_values(T * B * I, 5), wv = random_values(3 * H * I, 6), rv = random_values(3 * H * H, 7);
   const ir::Tensor w = tensor<float>({1, 3 * H, I}, wv), r = tensor<float>({1, 3 * H, H}, rv);
   for (const char* dir : {"forward", "reverse"}) {
     auto full = run_cell("GRU", {tensor<float>({T, B, I}, xv), w, r, ir::Tensor(), tensor<int32_t>({2}, {3, 2})}, 2,
@@ -163,7 +153,7 @@ TEST_CASE("GRU sequence_lens: a short batch entry equals a run on its own prefix
 
 TEST_CASE("LSTM in f16 and f64 matches f32") {
   const int64_t T = 2, B = 1, I = 3, H = 2;
-  const auto xv = random_vec(T * B * I, 8), wv = random_vec(4 * H * I, 9), rv = random_vec(4 * H * H, 10);
+  const auto xv = random_values(T * B * I, 8), wv = random_values(4 * H * I, 9), rv = random_values(4 * H * H, 10);
   auto ref = run_cell("LSTM", {tensor<float>({T, B, I}, xv), tensor<float>({1, 4 * H, I}, wv), tensor<float>({1, 4 * H, H}, rv)},
                       1, {attr_i("hidden_size", H)});
   auto to = [](const std::vector<float>& v, auto tag) {
