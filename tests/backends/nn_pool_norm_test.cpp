@@ -7,12 +7,9 @@
 #include "support/op_test.h"
 
 using namespace mcc;
-using mcc::ir::DType;
-using mcc::ir::Tensor;
-using mcc::test::iota;
-using mcc::test::max_diff;
-using mcc::test::OpTest;
-using mcc::test::tensor;
+using namespace mcc::test;
+using ir::DType;
+using ir::Tensor;
 
 TEST_CASE("MaxPool: values, Indices in both storage orders, ceil_mode, int8 with pads") {
   const Tensor x = tensor<float>({1, 1, 4, 4}, iota(16));

@@ -10,14 +10,9 @@
 #include "support/op_test.h"
 
 using namespace mcc;
-using mcc::ir::DType;
-using mcc::ir::Tensor;
-using mcc::test::iota;
-using mcc::test::max_diff;
-using mcc::test::OpTest;
-using mcc::test::random_values;
-using mcc::test::tensor;
-using mcc::test::values;
+using namespace mcc::test;
+using ir::DType;
+using ir::Tensor;
 
 namespace {
 
