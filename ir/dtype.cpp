@@ -5,7 +5,7 @@
 
 namespace mcc::ir {
 namespace {
-constexpr std::array<DTypeInfo, 24> kInfo{{
+constexpr std::array<DTypeInfo, 27> kInfo{{
     {"undefined", 0, false, false, false, false},
     {"f32", 32, true, false, true, true},
     {"u8", 8, false, true, false, true},
@@ -30,6 +30,9 @@ constexpr std::array<DTypeInfo, 24> kInfo{{
     {"u4", 4, false, true, false, false},
     {"i4", 4, false, true, true, false},
     {"f4e2m1", 4, true, false, true, false},
+    {"f8e8m0", 8, true, false, false, false},  // exponent only: 2^(code-127), 0xFF is NaN
+    {"u2", 2, false, true, false, false},
+    {"i2", 2, false, true, true, false},
 }};
 const DTypeInfo kUnknown{"unknown", 0, false, false, false, false};
 }  // namespace

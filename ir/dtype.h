@@ -15,6 +15,7 @@ enum class DType : int32_t {
   Undefined = 0, F32 = 1, U8 = 2, I8 = 3, U16 = 4, I16 = 5, I32 = 6, I64 = 7, String = 8,
   Bool = 9, F16 = 10, F64 = 11, U32 = 12, U64 = 13, C64 = 14, C128 = 15, BF16 = 16,
   F8E4M3FN = 17, F8E4M3FNUZ = 18, F8E5M2 = 19, F8E5M2FNUZ = 20, U4 = 21, I4 = 22, F4E2M1 = 23,
+  F8E8M0 = 24, U2 = 25, I2 = 26,
 };
 
 struct DTypeInfo {
@@ -28,7 +29,8 @@ struct DTypeInfo {
 const DTypeInfo& info(DType);
 /// Name for messages: "f32", or "dtype<42>" for codes mcc does not know.
 std::string dtype_name(DType);
-/// Bytes per element for fixed-size dtypes (sub-byte types: 1, packed two per byte on disk).
+/// Bytes per element for fixed-size dtypes (sub-byte types: 1; on disk 4-bit types pack two per
+/// byte and 2-bit types four per byte, lowest bits first).
 size_t dtype_size(DType);
 /// Parses "f32"/"float32"/"float" etc.; throws UsageError.
 DType parse_dtype(std::string_view);

@@ -108,7 +108,7 @@ std::shared_ptr<Buffer> map_external(onnx::TensorProto& tp, ExternalRef& ref, co
 }
 
 /// Element count a typed field must hold: one entry per element (two for complex), or one entry
-/// per packed byte for 4-bit types.
+/// per packed byte for 4-bit and 2-bit types.
 size_t typed_count(DType dt, int64_t numel) {
   const int bits = info(dt).bits;
   if (dt == DType::C64 || dt == DType::C128) return static_cast<size_t>(numel) * 2;
@@ -167,7 +167,7 @@ std::shared_ptr<Buffer> take_typed(onnx::TensorProto& tp, DType dt, int64_t nume
     case DType::I32: case DType::I16: case DType::I8: case DType::U16: case DType::U8:
     case DType::Bool: case DType::F16: case DType::BF16: case DType::F8E4M3FN:
     case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ: case DType::U4:
-    case DType::I4: case DType::F4E2M1:
+    case DType::I4: case DType::F4E2M1: case DType::F8E8M0: case DType::U2: case DType::I2:
       if (tp.int32_data_size() == 0) return nullptr;
       buf = pack_typed(tp.int32_data(), n, width, "int32_data");
       tp.clear_int32_data();

@@ -19,10 +19,15 @@
 // exact; encoding to float8/float4 rounds to nearest even and follows the spec's `saturate`
 // tables (saturate=1: out-of-range and infinities clamp to the largest finite value; saturate=0:
 // NaN, or infinity for E5M2; float4 always saturates); int4/uint4 truncate like other integer
-// casts and wrap modulo 16 (ONNX test data).
+// casts and wrap modulo 16 (ONNX test data). Opset 25: int2/uint2 (four per byte, lowest bits
+// first) truncate and wrap modulo 4 the same way; float8 E8M0 (exponent only, 2^(code-127), 0xFF
+// is NaN) is encoded from the f32 bits of the value as ONNX's reference does: the sign is
+// ignored, `round_mode` "up" (default) bumps the exponent when any mantissa bit is set, "down"
+// keeps it, "nearest" rounds on the guard/round/sticky bits; with saturate=1 the exponent never
+// rounds past 254 (the largest finite value); NaN and infinity give 0xFF.
 //
-// Not supported: float8e8m0, int2/uint2 and float6 (dtypes mcc's IR does not know), and casts
-// between strings and the narrow dtypes (UnsupportedError).
+// Not supported: float6 (a dtype mcc's IR does not know), and casts between strings and the
+// narrow dtypes (UnsupportedError).
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -188,8 +193,36 @@ const SmallFloat* small_float(DType dt) {
   }
 }
 
-bool is_narrow(DType dt) { return small_float(dt) || dt == DType::I4 || dt == DType::U4; }
-bool is_4bit(DType dt) { return dt == DType::I4 || dt == DType::U4 || dt == DType::F4E2M1; }
+bool is_narrow(DType dt) {
+  return small_float(dt) || dt == DType::I4 || dt == DType::U4 || dt == DType::U2 || dt == DType::I2 ||
+         dt == DType::F8E8M0;
+}
+/// Bits per element of a narrow dtype: 4 and 2 are packed, lowest bits first.
+int narrow_bits(DType dt) {
+  if (dt == DType::I4 || dt == DType::U4 || dt == DType::F4E2M1) return 4;
+  if (dt == DType::I2 || dt == DType::U2) return 2;
+  return 8;
+}
+
+/// How a cast to float8 E8M0 rounds (Cast 24+ `round_mode`).
+enum class E8M0Round { Up, Down, Nearest };
+
+/// f32 -> E8M0 code, bit for bit as onnx.numpy_helper.to_float8e8m0.
+uint32_t encode_e8m0(float f, bool saturate, E8M0Round mode) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint32_t e = (bits >> 23) & 0xFFu;
+  if (e == 0xFFu) return 0xFFu;  // NaN and infinities
+  bool up = false;
+  if (mode == E8M0Round::Up) {
+    up = (bits & 0x7FFFFFu) != 0;
+  } else if (mode == E8M0Round::Nearest) {
+    const bool g = bits & 0x400000u, r = bits & 0x200000u, st = bits & 0x1FFFFFu, lsb = e > 0;
+    up = g && (r || st || lsb);
+  }
+  if (up && saturate && e == 0xFEu) up = false;
+  return e + (up ? 1u : 0u);
+}
 
 double decode_small(const SmallFloat& f, uint32_t code) {
   const int nbits = 1 + f.ebits + f.mbits;
@@ -251,27 +284,36 @@ uint32_t encode_small(const SmallFloat& f, double x, bool saturate) {
 
 /// Element i of a narrow tensor as double.
 double narrow_get(DType dt, const std::byte* p, int64_t i) {
-  uint32_t code;
-  if (is_4bit(dt)) code = (std::to_integer<uint32_t>(p[i / 2]) >> (4 * (i % 2))) & 0xFu;
-  else code = std::to_integer<uint32_t>(p[i]);
-  if (dt == DType::U4) return code;
-  if (dt == DType::I4) return code >= 8 ? static_cast<double>(code) - 16 : code;
-  return decode_small(*small_float(dt), code);
-}
-
-void narrow_set(DType dt, std::byte* p, int64_t i, double v, bool saturate) {
-  uint32_t code;
-  if (dt == DType::I4 || dt == DType::U4) code = static_cast<uint32_t>(ew::float_to_int<int64_t>(v)) & 0xFu;
-  else code = encode_small(*small_float(dt), v, saturate);
-  if (is_4bit(dt)) {
-    const int sh = 4 * static_cast<int>(i % 2);
-    p[i / 2] = (p[i / 2] & std::byte(~(0xF << sh) & 0xFF)) | std::byte(static_cast<uint8_t>(code << sh));
-  } else {
-    p[i] = std::byte(static_cast<uint8_t>(code));
+  const int b = narrow_bits(dt);
+  const int64_t per = 8 / b;
+  const uint32_t code = (std::to_integer<uint32_t>(p[i / per]) >> (b * (i % per))) & ((1u << b) - 1u);
+  switch (dt) {
+    case DType::U4: case DType::U2: return code;
+    case DType::I4: return code >= 8 ? static_cast<double>(code) - 16 : code;
+    case DType::I2: return code >= 2 ? static_cast<double>(code) - 4 : code;
+    case DType::F8E8M0:
+      return code == 0xFFu ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, static_cast<int>(code) - 127);
+    default: return decode_small(*small_float(dt), code);
   }
 }
 
-void cast_narrow(KernelContext& ctx, const std::string& what, const Tensor& x, DType to, bool saturate) {
+void narrow_set(DType dt, std::byte* p, int64_t i, double v, bool saturate, E8M0Round round) {
+  const int b = narrow_bits(dt);
+  const uint32_t mask = (1u << b) - 1u;
+  uint32_t code;
+  if (dt == DType::I4 || dt == DType::U4 || dt == DType::I2 || dt == DType::U2)
+    code = static_cast<uint32_t>(ew::float_to_int<int64_t>(v)) & mask;
+  else if (dt == DType::F8E8M0)
+    code = encode_e8m0(static_cast<float>(v), saturate, round);
+  else
+    code = encode_small(*small_float(dt), v, saturate);
+  const int64_t per = 8 / b;
+  const int sh = b * static_cast<int>(i % per);
+  p[i / per] = (p[i / per] & std::byte(~(mask << sh) & 0xFFu)) | std::byte(static_cast<uint8_t>(code << sh));
+}
+
+void cast_narrow(KernelContext& ctx, const std::string& what, const Tensor& x, DType to, bool saturate,
+                 E8M0Round round) {
   if (x.dtype() == DType::String || to == DType::String)
     throw UnsupportedError(what + ": Cast between string and " + ir::dtype_name(x.dtype() == DType::String ? to : x.dtype()) +
                            " is not supported");
@@ -290,7 +332,7 @@ void cast_narrow(KernelContext& ctx, const std::string& what, const Tensor& x, D
   }
   if (is_narrow(to)) {
     std::byte* dst = y.mutable_raw();
-    for (int64_t i = 0; i < n; ++i) narrow_set(to, dst, i, v[static_cast<size_t>(i)], saturate);
+    for (int64_t i = 0; i < n; ++i) narrow_set(to, dst, i, v[static_cast<size_t>(i)], saturate, round);
     return;
   }
   ir::dispatch<MCC_ALL_DTYPES>(to, what + " (target)", [&](auto tt) {
@@ -302,13 +344,20 @@ void cast_narrow(KernelContext& ctx, const std::string& what, const Tensor& x, D
 
 // ---- the kernel
 
-/// How a node rounds: `saturate` (float8, opset 19+) and bf16 truncation (opsets before 19).
+/// How a node rounds: `saturate` (float8, opset 19+), `round_mode` (float8 E8M0, opset 24+) and
+/// bf16 truncation (opsets before 19).
 struct CastMode {
   bool saturate = true;
   bool bf16_truncate = false;
+  E8M0Round round = E8M0Round::Up;
   static CastMode of(const ir::Node& n) {
     CastMode m;
     m.saturate = n.attr_int("saturate", 1) != 0;
+    const std::string rm = n.attr_string("round_mode", "up");
+    if (rm == "up") m.round = E8M0Round::Up;
+    else if (rm == "down") m.round = E8M0Round::Down;
+    else if (rm == "nearest") m.round = E8M0Round::Nearest;
+    else throw ModelError(n.describe() + ": round_mode must be 'up', 'down' or 'nearest', got '" + rm + "'");
     // Before opset 19 ONNX's reference (and its test data) made bf16 by dropping the low 16
     // bits of the f32; the spec then was silent on rounding. From 19 it rounds to nearest even.
     m.bf16_truncate = n.since_version > 0 && n.since_version < 19;
@@ -321,7 +370,7 @@ void cast_tensor(KernelContext& ctx, const std::string& what, const Tensor& x, D
     ctx.set_output(0, x);
     return;
   }
-  if (is_narrow(x.dtype()) || is_narrow(to)) return cast_narrow(ctx, what, x, to, mode.saturate);
+  if (is_narrow(x.dtype()) || is_narrow(to)) return cast_narrow(ctx, what, x, to, mode.saturate, mode.round);
   if (to == DType::BF16 && mode.bf16_truncate && (x.dtype() == DType::F32 || x.dtype() == DType::F64)) {
     Tensor& y = ctx.alloc_output(0, to, x.dims());
     auto dst = y.mutable_data<mcc::bf16>();

@@ -1,14 +1,15 @@
 // Linear quantization kernels.
 //   QuantizeLinear    opsets 10-28: x f32|f16|bf16|i32, y_scale f32|f16|bf16, y_zero_point
-//                     u8|i8|u16|i16|u4|i4|f8e4m3fn|f8e4m3fnuz|f8e5m2|f8e5m2fnuz|f4e2m1 (or
+//                     u8|i8|u16|i16|u4|i4|u2|i2|f8e4m3fn|f8e4m3fnuz|f8e5m2|f8e5m2fnuz|f4e2m1 (or
 //                     output_dtype); per-tensor, per-axis and blocked (block_size) scales;
 //                     round half to even, saturating (float8: saturate attribute).
 //   DequantizeLinear  opsets 10-28: x any of the quantized types above or i32, scale f32|f16|bf16;
 //                     output dtype = scale dtype or output_dtype (f32|f16|bf16).
 //   DynamicQuantizeLinear opset 11: x f32 -> u8, f32 scale, u8 zero point.
 // Arithmetic is done in f32 (the scale's precision for f32/f16/bf16 scales); int32 inputs are
-// converted to f32. Not supported: int2/uint2, float6 types, the `precision` attribute other than
-// f32-or-narrower (the division is always f32).
+// converted to f32. 4-bit types are packed two per byte, 2-bit types (opset 25) four per byte,
+// lowest bits first. Not supported: float8e8m0 and float6 types, the `precision` attribute other
+// than f32-or-narrower (the division is always f32).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -158,6 +159,19 @@ float load_int4(const QCodec&, const std::byte* p, int64_t i) {
 void store_int4(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool) {
   set_nibble(p, i, static_cast<int>(saturate_int(c, v, zp)));
 }
+int crumb(const std::byte* p, int64_t i) { return (static_cast<int>(p[i / 4]) >> ((i % 4) * 2)) & 0x3; }
+void set_crumb(std::byte* p, int64_t i, int code) {
+  const int sh = static_cast<int>(i % 4) * 2;
+  p[i / 4] = static_cast<std::byte>((static_cast<int>(p[i / 4]) & ~(0x3 << sh)) | ((code & 0x3) << sh));
+}
+template <bool Signed>
+float load_int2(const QCodec&, const std::byte* p, int64_t i) {
+  const int v = crumb(p, i);
+  return static_cast<float>(Signed && v >= 2 ? v - 4 : v);
+}
+void store_int2(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool) {
+  set_crumb(p, i, static_cast<int>(saturate_int(c, v, zp)));
+}
 float load_f8(const QCodec& c, const std::byte* p, int64_t i) { return c.mf->value[static_cast<uint8_t>(p[i])]; }
 // Float8 quantization ignores the zero point, as the ONNX reference does.
 void store_f8(const QCodec& c, std::byte* p, int64_t i, float v, float, bool saturate) {
@@ -180,11 +194,16 @@ QCodec codec_for(const ir::Node& n, DType dt, bool allow_i32) {
     c.packed = true; c.lo = s ? -8.f : 0.f; c.hi = s ? 7.f : 15.f;
     c.load_fn = s ? load_int4<true> : load_int4<false>;
     c.store_fn = store_int4;
+  } else if (dt == DType::U2 || dt == DType::I2) {
+    const bool s = dt == DType::I2;
+    c.packed = true; c.lo = s ? -2.f : 0.f; c.hi = s ? 1.f : 3.f;
+    c.load_fn = s ? load_int2<true> : load_int2<false>;
+    c.store_fn = store_int2;
   } else if (dt == DType::I32 && !allow_i32) {
     throw UnsupportedError(n.describe() + ": " + n.op_type + " to int32 is not supported");
   } else {
     ir::dispatch<DType::U8, DType::I8, DType::U16, DType::I16, DType::I32>(
-        dt, n.describe() + ": " + n.op_type + " quantized type (also u4, i4, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, f4e2m1)",
+        dt, n.describe() + ": " + n.op_type + " quantized type (also u4, i4, u2, i2, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, f4e2m1)",
         [&](auto tag) {
           using T = typename decltype(tag)::type;
           c.lo = static_cast<float>(std::numeric_limits<T>::min());
