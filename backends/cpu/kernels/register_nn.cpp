@@ -1,8 +1,10 @@
-// register_nn(): conv, gemm/matmul, pooling, normalization and einsum kernels.
+// register_nn(): conv, gemm/matmul, pooling, normalization, einsum and AffineGrid kernels.
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/nn_register.h"
 
 namespace mcc::backends::cpu {
+void register_affine_grid(KernelRegistry& r);  // affine_grid.cpp
+
 void register_nn(KernelRegistry& r) {
   register_conv(r);
   register_conv_transpose(r);
@@ -13,5 +15,6 @@ void register_nn(KernelRegistry& r) {
   register_norm(r);
   register_einsum(r);
   register_attention(r);
+  register_affine_grid(r);
 }
 }  // namespace mcc::backends::cpu

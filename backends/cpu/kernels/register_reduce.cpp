@@ -1,5 +1,5 @@
 // register_reduce(): reductions (reduce.cpp), the softmax family (softmax.cpp), ArgMax/ArgMin/TopK
-// (arg_topk.cpp), CumSum (cumsum.cpp), Resize/Upsample (resize.cpp).
+// (arg_topk.cpp), CumSum/CumProd (cumsum.cpp), Resize/Upsample (resize.cpp).
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/reduce_util.h"
 

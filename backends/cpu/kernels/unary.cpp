@@ -5,7 +5,7 @@
 // Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, IsNaN, IsInf
 // (detect_positive/detect_negative), Not, BitwiseNot, Relu, LeakyRelu, Elu, Selu, Celu, Sigmoid,
 // HardSigmoid, HardSwish, Softplus, Softsign, Tanh, ThresholdedRelu, Shrink, Gelu
-// (approximate none|tanh), Mish.
+// (approximate none|tanh), Mish, Swish (opset 24: x * sigmoid(alpha * x)).
 //
 // dtypes: float ops take f32, f64, f16, bf16 (f16/bf16 are widened to f32 in blocks, computed,
 // and rounded back); Abs/Sign/Shrink also every integer type, Neg/Relu the signed ones, Not bool,
@@ -300,6 +300,17 @@ KernelFactory thresholded_relu_factory() {
   };
 }
 
+KernelFactory swish_factory() {
+  return [](const ir::Node& n) -> Kernel {
+    const float alpha = attr_f(n, "alpha", 1.0f);
+    auto op = eig([alpha](const auto& x) {
+      using C = typename std::remove_cvref_t<decltype(x)>::Scalar;
+      return x * (C(alpha) * x).logistic();
+    });
+    return [op, what = ew::what(n)](KernelContext& ctx) { unary_float(ctx, what, op, 20); };
+  };
+}
+
 KernelFactory gelu_factory() {
   return [](const ir::Node& n) -> Kernel {
     const std::string approx = n.attr_string("approximate", "none");
@@ -369,6 +380,7 @@ void register_unary(KernelRegistry& r) {
         }), 2));
   r.add("Mish", 1, 0, float_factory(scal([](auto x) { return x * std::tanh(softplus_of(x)); }), 60));
   r.add("LeakyRelu", 1, 0, leaky_relu_factory());
+  r.add("Swish", 24, 0, swish_factory());
   r.add("Elu", 1, 0, elu_factory());
   r.add("Celu", 1, 0, celu_factory());
   r.add("Selu", 1, 0, selu_factory());
