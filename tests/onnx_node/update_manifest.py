@@ -20,6 +20,8 @@ EXPLAIN = [
     (r"test_bernoulli|test_training_dropout|test_random", "random output: the expected values come from numpy's generator stream, which no other runtime reproduces"),
     (r"debian:node/test_cast_FLOAT_to_BFLOAT16$", "onnx 1.12 test data truncates f32 to bf16; mcc rounds to nearest even as the spec (and onnx >= 1.13's data) require"),
     (r"debian:node/test_adam_multiple$", "onnx 1.12 data was generated with epsilon=1e-2 but the model omits epsilon, so the spec default 1e-6 applies (fixed in onnx 1.22's copy, which passes)"),
+    (r"onnx122:node/test_dft_inverse", "expected data carries float32 FFT noise: 10 elements whose exact value is ~1e-15 hold 1.9e-7 (> atol 1e-7); mcc's result is closer to the f64 inverse DFT (max error 4.4e-7 vs the data's 1.5e-6)"),
+    (r"onnx122:node/test_image_decoder_decode_(jpeg2k|webp)", "JPEG 2000 / WebP decoding needs libopenjp2 / libwebp development files, which this build does not link"),
     (r"debian:node/test_castlike_.*BFLOAT16", "test data inconsistent with the model: input 'like' is [1] but the model declares [3,4] (mcc checks declared input shapes)"),
 ]
 
