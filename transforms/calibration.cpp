@@ -434,6 +434,31 @@ std::string hash_sample_files(const std::vector<std::string>& sample_dirs, int64
 
 // ---------------------------------------------------------------- collection
 
+void ChannelMoments::add(const float* x, const std::vector<int64_t>& dims) {
+  if (dims.size() < 2) return;
+  const size_t channels = static_cast<size_t>(dims[1]);
+  int64_t inner = 1;
+  for (size_t d = 2; d < dims.size(); ++d) inner *= dims[d];
+  if (sum.empty()) {
+    sum.assign(channels, 0.0);
+    sumsq.assign(channels, 0.0);
+  }
+  if (sum.size() != channels) return;  // a tensor whose channel count varies is left as first seen
+  for (int64_t n = 0; n < dims[0]; ++n)
+    for (size_t c = 0; c < channels; ++c) {
+      const float* p = x + (static_cast<size_t>(n) * channels + c) * static_cast<size_t>(inner);
+      double s = 0, q = 0;
+      for (int64_t i = 0; i < inner; ++i) {
+        const double v = std::isfinite(p[i]) ? static_cast<double>(p[i]) : 0.0;
+        s += v;
+        q += v * v;
+      }
+      sum[c] += s;
+      sumsq[c] += q;
+    }
+  count += dims[0] * inner;
+}
+
 CalibrationResult calibrate(const ir::Model& model, const std::vector<std::string>& watch, const CalibrationConfig& cfg) {
   std::vector<std::string> dirs = ir::list_sample_dirs(cfg.data_dir);
   if (cfg.max_samples && dirs.size() > cfg.max_samples) dirs.resize(cfg.max_samples);
@@ -450,7 +475,16 @@ CalibrationResult calibrate(const ir::Model& model, const std::vector<std::strin
     slot[v] = &it->second;
     if (!v->producer) inputs[name] = v;
   }
+  std::map<const ir::Value*, ChannelMoments*> moments;
+  for (const auto& name : cfg.channel_watch) {
+    const ir::Value* v = g.find_value(name);
+    MCC_CHECK(v != nullptr, "calibration: no value '" + name + "' in the main graph");
+    moments[v] = &res.channels[name];
+    if (!v->producer) inputs[name] = v;
+  }
   auto observe = [&](const ir::Value& v, const ir::Tensor& t) {
+    if (const auto m = moments.find(&v); m != moments.end() && t.dtype() == ir::DType::F32)
+      m->second->add(t.data<float>().data(), t.dims());
     const auto it = slot.find(&v);
     if (it == slot.end()) return;
     res.dtypes[v.name] = t.dtype();

@@ -85,11 +85,24 @@ struct CalibrationConfig {
   size_t max_samples = 0;       // 0 = every sample in the folder
   bool histograms = true;       // false when every method is minmax (saves memory)
   int threads = 0;
+  /// Float32 tensors (rank >= 2) whose per-channel (axis 1) first and second moments are also
+  /// collected, for bias correction and sensitivity estimates (may overlap `watch`).
+  std::vector<std::string> channel_watch;
   /// Called after each sample with (done, total).
   std::function<void(size_t, size_t)> progress;
 };
 
+/// Streaming per-channel moments along axis 1: sums in double, memory constant in samples.
+struct ChannelMoments {
+  int64_t count = 0;             // values per channel
+  std::vector<double> sum, sumsq;
+  void add(const float* x, const std::vector<int64_t>& dims);
+  double mean(size_t c) const { return count ? sum[c] / static_cast<double>(count) : 0.0; }
+  double second_moment(size_t c) const { return count ? sumsq[c] / static_cast<double>(count) : 0.0; }
+};
+
 struct CalibrationResult {
+  std::map<std::string, ChannelMoments> channels;  // by tensor name (channel_watch)
   std::map<std::string, TensorStats> stats;  // by tensor name (absent = never produced as float32)
   std::map<std::string, ir::DType> dtypes;   // observed element type of each watched tensor
   int64_t samples = 0;

@@ -107,6 +107,21 @@ std::optional<int> compatible_from(std::string_view op) {
   return it->second;
 }
 
+std::optional<int> changed_meaning_after_13(std::string_view op) {
+  // Schema changes from opset 14 to 21 of the ops in compatible_from's table: all widen types
+  // (bfloat16, float8, int4, uint16 QDQ), add optional inputs (Pad axes) or add attributes whose
+  // defaults keep the old behaviour (Resize antialias/axes/keep_aspect_ratio_policy, Reshape
+  // allowzero=0, AveragePool dilations, Shape start/end, Cast saturate, QuantizeLinear
+  // block_size/output_dtype, BatchNormalization training_mode=0) -- except the Reduce ops, whose
+  // 'axes' attribute became an input at opset 18: a node carrying the attribute would lose it.
+  static const std::map<std::string, int, std::less<>> table{
+      {"ReduceL1", 18}, {"ReduceL2", 18}, {"ReduceLogSumExp", 18}, {"ReduceMax", 18},
+      {"ReduceMean", 18}, {"ReduceMin", 18}, {"ReduceProd", 18}};
+  const auto it = table.find(op);
+  if (it == table.end()) return std::nullopt;
+  return it->second;
+}
+
 std::string opset_raise_blocker(const ir::Graph& g, int64_t from, int64_t to) {
   std::string why;
   ir::for_each_graph(const_cast<ir::Graph&>(g), [&](ir::Graph& sg) {
@@ -121,7 +136,9 @@ std::string opset_raise_blocker(const ir::Graph& g, int64_t from, int64_t to) {
       }
       if (a->since_version == b->since_version) continue;
       const auto ok = compatible_from(n->op_type);
-      if (!ok || a->since_version < *ok)
+      const auto later = changed_meaning_after_13(n->op_type);
+      const bool broken_later = later && a->since_version < *later && b->since_version >= *later;
+      if (!ok || a->since_version < *ok || broken_later)
         why = "node " + n->describe() + ": " + n->op_type + "-" + std::to_string(a->since_version) +
               " changed meaning by " + n->op_type + "-" + std::to_string(b->since_version);
     }

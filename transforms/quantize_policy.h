@@ -41,6 +41,10 @@ std::optional<NodeSlots> slots_for(const ir::Node& n);
 /// semantics; nullopt when unknown (a raise is then refused when the op's schema changes).
 std::optional<int> compatible_from(std::string_view op);
 
+/// Opset (14..21) at which `op` changed meaning, for ops compatible_from accepts up to 13;
+/// nullopt when its changes up to 21 all keep the meaning.
+std::optional<int> changed_meaning_after_13(std::string_view op);
+
 /// Why the default domain cannot be raised from `from` to `to` ("" = it can): names the first
 /// node whose op changed meaning between those opsets.
 std::string opset_raise_blocker(const ir::Graph& g, int64_t from, int64_t to);

@@ -56,6 +56,7 @@
 #include "transforms/quantize_plan.h"
 #include "transforms/quantize_policy.h"
 #include "transforms/quantize_select.h"
+#include "transforms/quantize_tune.h"
 
 namespace fs = std::filesystem;
 
@@ -105,6 +106,98 @@ std::string fmt_float(float f) {
   return buf;
 }
 
+/// Activations whose estimated 8-bit SNR at a quantized Conv/Gemm is below `db` get 16 bits
+/// (uint8 -> uint16, int8 -> int16; a shared-scale group widens as a whole). Returns one entry
+/// per widened activation with its estimate.
+json widen_activations(Selection& sel, const CalibrationResult& cal, const std::vector<std::pair<double, double>>& ranges,
+                       const std::vector<bool>& ok, double db, bool symmetric_unsigned) {
+  json out = json::array();
+  if (db <= 0) return out;
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < sel.activations.size(); ++i) index[sel.activations[i].name] = i;
+  std::vector<double> worst(sel.activations.size(), 1e300);
+  std::vector<std::string> at(sel.activations.size());
+  for (const auto& c : sel.nodes) {
+    const ir::Value* x = c.node->input(0);
+    if (c.slots.weight < 0 || !x) continue;
+    const auto it = index.find(x->name);
+    const auto m = cal.channels.find(x->name);
+    if (it == index.end() || !ok[it->second] || m == cal.channels.end()) continue;
+    const auto& a = sel.activations[it->second];
+    if (is_16(a.settings.activation)) continue;
+    float s = 1;
+    int32_t z = 0;
+    activation_params(ranges[it->second].first, ranges[it->second].second, a.settings.activation,
+                      is_signed(a.settings.activation) || symmetric_unsigned, s, z);
+    const auto snr = estimated_snr_db(*c.node, c.slots, m->second, s);
+    if (snr && *snr < worst[it->second]) {
+      worst[it->second] = *snr;
+      at[it->second] = node_label(*c.node);
+    }
+  }
+  std::vector<bool> widen(sel.activations.size(), false);
+  for (size_t i = 0; i < worst.size(); ++i) widen[i] = worst[i] < db;
+  for (size_t i = 0; i < worst.size(); ++i)  // a group widens as a whole
+    if (widen[i] && sel.activations[i].group >= 0)
+      for (size_t j = 0; j < worst.size(); ++j)
+        if (sel.activations[j].group == sel.activations[i].group) widen[j] = true;
+  for (size_t i = 0; i < worst.size(); ++i) {
+    if (!widen[i]) continue;
+    auto& s = sel.activations[i].settings;
+    s.activation = is_signed(s.activation) ? ir::DType::I16 : ir::DType::U16;
+    json e{{"tensor", sel.activations[i].name}, {"dtype", ir::dtype_name(s.activation)}};
+    if (worst[i] < 1e300) e["estimated_snr_db"] = std::round(worst[i] * 100) / 100, e["at"] = at[i];
+    out.push_back(e);
+  }
+  return out;
+}
+
+/// Bias correction (quantize_tune.h): the float32 amount subtracted from each bias, per node.
+void correct_biases(const ir::Graph& g, const Selection& sel, const Plan& plan, const std::map<std::string, size_t>& weight_point,
+                    const CalibrationResult& cal, json& corrected, json& skipped) {
+  for (const auto& c : sel.nodes) {
+    if (c.slots.weight < 0) continue;
+    const ir::Value* w = c.node->input(static_cast<size_t>(c.slots.weight));
+    const auto wp = weight_point.find(w->name);
+    if (wp == weight_point.end()) continue;
+    std::string why;
+    const ir::Value* b = c.slots.bias >= 0 ? c.node->input(static_cast<size_t>(c.slots.bias)) : nullptr;
+    const auto m = c.node->input(0) ? cal.channels.find(c.node->input(0)->name) : cal.channels.end();
+    if (!b) why = "no float32 bias input";
+    else if (b->uses.size() != 1 || graph_output(g, b)) why = "bias shared or a graph output";
+    else if (m == cal.channels.end() || m->second.count == 0) why = "no calibrated input means";
+    std::optional<std::vector<double>> shift;
+    if (why.empty()) shift = bias_shift(*c.node, c.slots, plan.points[wp->second], m->second, why);
+    if (shift && shift->size() != static_cast<size_t>(b->initializer->numel())) shift.reset(), why = "bias length differs";
+    if (!shift) {
+      skipped.push_back({{"node", node_label(*c.node)}, {"reason", why}});
+      continue;
+    }
+    json vals = json::array();
+    for (double d : *shift) vals.push_back(static_cast<double>(static_cast<float>(d)));
+    corrected.push_back({{"tensor", b->name}, {"node", node_label(*c.node)}, {"subtract", vals}});
+  }
+}
+
+/// B[c] = float(B[c] - d[c]) for each recorded correction (run and replay alike).
+void apply_bias_corrections(ir::Graph& g, const json& corrected) {
+  for (const auto& e : corrected) {
+    const std::string name = e.at("tensor").get<std::string>();
+    ir::Value* b = g.find_value(name);
+    if (!b || !b->initializer || b->initializer->dtype() != ir::DType::F32)
+      throw ModelError("bias correction names '" + name + "', which is not a float32 constant of the model");
+    const auto& d = e.at("subtract");
+    if (d.size() != static_cast<size_t>(b->initializer->numel()))
+      throw ModelError("bias correction of '" + name + "' has " + std::to_string(d.size()) + " values for a bias of " +
+                       std::to_string(b->initializer->numel()));
+    ir::Tensor t = b->initializer->clone();
+    auto v = t.mutable_data<float>();
+    for (size_t k = 0; k < v.size(); ++k)
+      v[k] = static_cast<float>(static_cast<double>(v[k]) - static_cast<double>(static_cast<float>(d[k].get<double>())));
+    b->initializer = std::move(t);
+  }
+}
+
 class QuantizePass : public Pass {
  public:
   const PassInfo& info() const override {
@@ -127,6 +220,11 @@ class QuantizePass : public Pass {
              "Ordered per-layer rules REGEX:action[+action], first match wins (skip, per_tensor, per_channel, "
              "uint8, int8, uint16, int16, minmax, percentile, entropy, mse)", {}},
             {"quantize_bias", OptionType::Bool, "true", "Quantize Conv/Gemm biases to int32", {}},
+            {"bias_correction", OptionType::Bool, "true",
+             "Correct Conv/Gemm biases by the expected output shift of weight rounding (calibrated input means)", {}},
+            {"widen_below_db", OptionType::Float, "0",
+             "Give 16-bit activations (uint16/int16, opset raised to 21) to inputs whose estimated 8-bit SNR at "
+             "their Conv/Gemm is below this many dB (0: never)", {}},
         }};
     return kInfo;
   }
@@ -169,20 +267,26 @@ class QuantizePass : public Pass {
     bool per_channel_any = false, wide_any = false;
     for (const auto& c : sel.nodes) per_channel_any = per_channel_any || (c.slots.weight >= 0 && c.settings.per_channel);
     for (const auto& a : sel.activations) wide_any = wide_any || is_16(a.settings.activation);
-    if (wide_any && plan.opset_from < 21)
-      throw UnsupportedError("quantize: 16-bit activations need ai.onnx opset >= 21 (QuantizeLinear to uint16/int16); the "
-                             "model imports opset " + std::to_string(plan.opset_from) + "; use 8-bit for those layers");
-    const int64_t need = per_channel_any ? 13 : 10;
-    if (!sel.nodes.empty() && plan.opset_from < need) {
+    const double widen_db = o.get_float("widen_below_db");
+    if (widen_db < 0) throw UsageError("quantize: widen_below_db must be >= 0");
+    auto raise_opset = [&](bool wide) {
+      const int64_t need = wide ? 21 : per_channel_any ? 13 : 10;
+      if (sel.nodes.empty() || plan.opset_from >= need) return;
       const std::string why = qpolicy::opset_raise_blocker(g, plan.opset_from, need);
-      if (!why.empty())
+      if (!why.empty()) {
+        if (wide)
+          throw UnsupportedError("quantize: 16-bit activations need ai.onnx opset >= 21 (QuantizeLinear to uint16/int16) "
+                                 "and the model imports opset " + std::to_string(plan.opset_from) +
+                                 ", which cannot be raised: " + why + "; use 8-bit for those layers");
         throw UnsupportedError("quantize: " + std::string(per_channel_any ? "per-channel" : "per-tensor") +
                                " QDQ needs ai.onnx opset >= " + std::to_string(need) + " and the model imports opset " +
                                std::to_string(plan.opset_from) + ", which cannot be raised: " + why +
                                (per_channel_any ? "; try per_channel=false (opset 10)" : ""));
+      }
       plan.opset_to = need;
-      plan.ir_to = std::max<int64_t>(model.ir_version, need >= 13 ? 7 : 5);
-    }
+      plan.ir_to = std::max<int64_t>(model.ir_version, need >= 21 ? 10 : need >= 13 ? 7 : 5);
+    };
+    raise_opset(wide_any);
 
     // Calibration.
     std::vector<std::string> watch;
@@ -193,6 +297,13 @@ class QuantizePass : public Pass {
     }
     CalibrationResult cal;
     json calib = json::object();
+    const bool bias_correction = o.get_bool("bias_correction");
+    std::vector<std::string> channel_watch;
+    if (bias_correction || widen_db > 0)
+      for (const auto& c : sel.nodes)
+        if (c.slots.weight >= 0 && c.node->input(0) &&
+            std::find(channel_watch.begin(), channel_watch.end(), c.node->input(0)->name) == channel_watch.end())
+          channel_watch.push_back(c.node->input(0)->name);
     if (!watch.empty()) {
       std::string dir = o.get_string("calib");
       if (dir.empty())
@@ -204,6 +315,7 @@ class QuantizePass : public Pass {
       cc.max_samples = static_cast<size_t>(o.get_int("samples"));
       cc.histograms = histograms;
       cc.threads = ctx.threads;
+      cc.channel_watch = channel_watch;
       const bool tty = ::isatty(STDERR_FILENO) != 0;
       if (tty)
         cc.progress = [](size_t done, size_t total) {
@@ -248,6 +360,16 @@ class QuantizePass : public Pass {
       RangeSpec rs{a.settings.method, pct, sym, is_16(a.settings.activation) ? 16 : 8};
       ranges[i] = compute_range(st->second, rs);
       ok[i] = true;
+    }
+    json widened = widen_activations(sel, cal, ranges, ok, widen_db, symmetric_unsigned);
+    if (!widened.empty()) {
+      for (size_t i = 0; i < sel.activations.size(); ++i)
+        if (ok[i] && is_16(sel.activations[i].settings.activation)) {
+          const auto st = cal.stats.find(sel.activations[i].name);
+          const bool sym = is_signed(sel.activations[i].settings.activation) || symmetric_unsigned;
+          ranges[i] = compute_range(st->second, RangeSpec{sel.activations[i].settings.method, pct, sym, 16});
+        }
+      raise_opset(true);
     }
     std::vector<std::pair<double, double>> group_range(sel.groups.size(), {0.0, 0.0});
     for (size_t i = 0; i < sel.activations.size(); ++i)
@@ -346,6 +468,13 @@ class QuantizePass : public Pass {
         skipped_weights.push_back({{"tensor", b->name}, {"reason", "bias length does not match the weight's channels"}});
         continue;
       }
+      if (is_16(plan.points[xp->second].dtype)) {
+        // Measured: an int32 bias on a 16-bit input lets ONNX Runtime 1.30 fuse the Conv into an
+        // integer kernel whose uint16 x int8 accumulation loses accuracy (YOLOX-nano, all inputs
+        // uint16: output cosine 0.899 with int32 biases, 0.999 with float32 biases).
+        skipped_weights.push_back({{"tensor", b->name}, {"reason", "its input is 16-bit (bias kept float32)"}});
+        continue;
+      }
       // Overflow guard: widen the weight scale of a channel whose bias would not fit in 2^30.
       std::string note;
       for (size_t k = 0; k < bv.size(); ++k) {
@@ -377,6 +506,9 @@ class QuantizePass : public Pass {
       ++biases;
     }
     plan.groups = sel.groups;
+    json corrections = json::array(), corr_skipped = json::array();
+    if (bias_correction) correct_biases(g, sel, plan, weight_point, cal, corrections, corr_skipped);
+    apply_bias_corrections(g, corrections);
     // Points whose node's activation could not be calibrated still quantize weights (weight-only).
     apply_plan(model, plan);
 
@@ -389,6 +521,24 @@ class QuantizePass : public Pass {
     res.stats["bias_scale_guards"] = guarded;
     res.stats["nodes_skipped"] = static_cast<int64_t>(sel.skipped.size());
     res.stats["calibration_samples"] = cal.samples;
+    res.stats["bias_corrections"] = static_cast<int64_t>(corrections.size());
+    int64_t wide_acts = 0;
+    for (const auto& p : plan.points) wide_acts += p.role == Role::Activation && is_16(p.dtype);
+    res.stats["activations_16bit"] = wide_acts;
+    int64_t conv_total = 0, conv_int8 = 0;
+    for (const ir::Node* n : g.nodes()) conv_total += n->op_type == "Conv" || n->op_type == "Gemm" || n->op_type == "MatMul";
+    for (const auto& c : sel.nodes) {
+      if (c.slots.weight < 0 || !weight_point.count(c.node->input(static_cast<size_t>(c.slots.weight))->name)) continue;
+      bool all8 = true;
+      for (int a : c.slots.activations) {
+        const ir::Value* x = c.node->input(static_cast<size_t>(a));
+        const auto it = x ? act_point.find(x->name) : act_point.end();
+        all8 = all8 && it != act_point.end() && !is_16(plan.points[it->second].dtype);
+      }
+      conv_int8 += all8;
+    }
+    res.stats["layers_with_weights"] = conv_total;
+    res.stats["layers_all_8bit"] = conv_int8;
 
     rec["opset"] = {{"from", plan.opset_from}, {"to", plan.opset_to}};
     rec["ir_version"] = {{"from", plan.ir_from}, {"to", plan.ir_to}};
@@ -406,6 +556,8 @@ class QuantizePass : public Pass {
     rec["skipped_nodes"] = sel.skipped;
     skipped_tensors.insert(skipped_tensors.end(), skipped_weights.begin(), skipped_weights.end());
     rec["skipped_tensors"] = skipped_tensors;
+    rec["bias_correction"] = {{"enabled", bias_correction}, {"corrected", corrections}, {"skipped", corr_skipped}};
+    rec["widened"] = widened;
     rec["stats"] = res.stats;
     res.record = rec;
     spdlog::info("quantize: {} nodes, {} activations, {} weights, {} biases, {} shared-scale groups", sel.nodes.size(),
@@ -440,7 +592,10 @@ class QuantizePass : public Pass {
                        " and IR version " + std::to_string(plan.ir_from) + "; this one has opset " +
                        std::to_string(model.opset("")) + " and IR version " + std::to_string(model.ir_version));
     try {
+      if (rec.contains("bias_correction")) apply_bias_corrections(*model.graph, rec["bias_correction"].at("corrected"));
       apply_plan(model, plan);
+    } catch (const nlohmann::json::exception& e) {
+      throw ModelError(std::string("quantize: the state's bias corrections are invalid: ") + e.what());
     } catch (Error& e) {
       e.add_context("quantize: the state does not fit this model");
       throw;
