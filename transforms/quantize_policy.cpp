@@ -134,13 +134,16 @@ std::string opset_raise_blocker(const ir::Graph& g, int64_t from, int64_t to) {
         why = "node " + n->describe() + ": no schema of " + n->op_type + " at opset " + std::to_string(!a ? from : to);
         continue;
       }
-      if (a->since_version == b->since_version) continue;
-      const auto ok = compatible_from(n->op_type);
+      // The schema registry may predate `to` (libonnx 1.12 knows opset 17): the table of later
+      // changes is checked against the requested opsets themselves.
       const auto later = changed_meaning_after_13(n->op_type);
-      const bool broken_later = later && a->since_version < *later && b->since_version >= *later;
+      const bool broken_later = later && a->since_version < *later && to >= *later;
+      if (a->since_version == b->since_version && !broken_later) continue;
+      const auto ok = compatible_from(n->op_type);
       if (!ok || a->since_version < *ok || broken_later)
         why = "node " + n->describe() + ": " + n->op_type + "-" + std::to_string(a->since_version) +
-              " changed meaning by " + n->op_type + "-" + std::to_string(b->since_version);
+              " changed meaning by " + n->op_type + "-" +
+              std::to_string(broken_later ? *later : b->since_version);
     }
   });
   return why;

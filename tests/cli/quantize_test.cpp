@@ -74,10 +74,10 @@ TEST_CASE("quantize: bad rules and selections exit 2, missing data exits 3, noth
   CHECK(missing.code == 3);
   CHECK(mcc::test::one_error_line(missing.err));
   CHECK_FALSE(fs::exists(out));
-  // 16-bit activations on an opset-8 model: unsupported (exit 4).
-  const auto wide = run_mcc({"quantize", model, "-o", out, "--calib", golden("mnist"), "--rule", "Times212:uint16"});
-  CHECK(wide.code == 4);
-  CHECK_FALSE(fs::exists(out));
+  // 16-bit activations on an opset-8 model: every op keeps its meaning up to opset 21, so it is raised.
+  const auto wide = run_mcc({"quantize", model, "-o", out, "--calib", golden("mnist"), "--rule", "Times212:uint16", "-q"});
+  CHECK(wide.code == 0);
+  CHECK(fs::exists(out));
 }
 
 TEST_CASE("quantize: rules apply in order and the state lists what each matched") {
