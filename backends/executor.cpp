@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_set>
 
+#include "backends/cpu/kernels/conv_fusion.h"
 #include "backends/thread_pool.h"
 
 namespace mcc::backends {
@@ -96,6 +98,8 @@ Executor::Executor(const ir::Model& model, ExecOptions opts)
   if (opts_.threads > 0) ThreadPool::configure(opts_.threads);
   else ThreadPool::instance();
   if (!model_.graph) throw ModelError("model has no graph");
+  // MCC_FUSE=0 turns kernel fusion off (A/B timing and accuracy checks).
+  if (const char* f = std::getenv("MCC_FUSE"); f && std::string(f) == "0") opts_.fuse = false;
   prepare(*model_.graph);
 }
 
@@ -169,6 +173,27 @@ void Executor::prepare(const ir::Graph& g) {
   const std::unordered_set<const ir::Value*> keep(g.outputs.begin(), g.outputs.end());
   for (const ir::Value* v : order)
     if (!keep.count(v)) plan.release_after[last_use.at(v)].push_back(v);
+  plan.fused.assign(nodes.size(), nullptr);
+  plan.fused_out.assign(nodes.size(), nullptr);
+  plan.skip.assign(nodes.size(), 0);
+  if (opts_.fuse && backend_ == &cpu_backend()) {
+    std::unordered_map<const ir::Node*, size_t> index;
+    for (size_t i = 0; i < nodes.size(); ++i) index.emplace(nodes[i], i);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (plan.skip[i]) continue;
+      auto fk = cpu::fuse_conv(*nodes[i]);
+      if (!fk) continue;
+      bool ok = true;  // every absorbed node later in this graph and not absorbed already
+      for (const ir::Node* a : fk->absorbed) {
+        auto it = index.find(a);
+        ok = ok && it != index.end() && it->second > i && !plan.skip[it->second];
+      }
+      if (!ok) continue;
+      for (const ir::Node* a : fk->absorbed) plan.skip[index.at(a)] = 1;
+      plan.fused_out[i] = fk->output;
+      plan.fused[i] = &fused_kernels_.emplace(nodes[i], std::move(fk->kernel)).first->second;
+    }
+  }
   plans_.emplace(&g, std::move(plan));
 }
 
@@ -236,8 +261,23 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
     if (!scope.values.count(v)) scope.values[v] = RValue::of(*v->initializer);
 
   const auto& nodes = g.nodes();
+  const bool fuse = !observer_ && !opts_.keep_all_values;
+  auto release = [&](size_t ni) {
+    if (opts_.keep_all_values) return;
+    for (const ir::Value* v : plan.release_after[ni]) {
+      auto sv = scope.values.find(v);
+      if (sv == scope.values.end()) continue;
+      recycle(sv->second);
+      scope.values.erase(sv);
+    }
+  };
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
     const ir::Node* n = nodes[ni];
+    if (fuse && plan.skip[ni]) {
+      release(ni);
+      continue;
+    }
+    const Kernel& kernel = fuse && plan.fused[ni] ? *plan.fused[ni] : *plan.kernels[ni];
     std::vector<const RValue*> ins;
     ins.reserve(n->inputs.size());
     for (const ir::Value* v : n->inputs) {
@@ -251,14 +291,14 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
     try {
       if (opts_.profile) {
         const auto t0 = std::chrono::steady_clock::now();
-        (*plan.kernels[ni])(ctx);
+        kernel(ctx);
         const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         auto [it, fresh] = node_time_index_.emplace(n, node_times_.size());
         if (fresh) node_times_.push_back(NodeTime{n, 0.0, 0});
         node_times_[it->second].seconds += sec;
         ++node_times_[it->second].calls;
       } else {
-        (*plan.kernels[ni])(ctx);
+        kernel(ctx);
       }
     } catch (Error& e) {
       if (std::string(e.what()).find(n->describe()) == std::string::npos) e.add_context(n->describe());
@@ -268,21 +308,14 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
     }
     auto& outs = ctx.outputs();
     for (size_t i = 0; i < n->outputs.size(); ++i) {
-      const ir::Value* o = n->outputs[i];
+      const ir::Value* o = i == 0 && fuse && plan.fused[ni] ? plan.fused_out[ni] : n->outputs[i];
       if (!o) continue;
       if (!outs[i].defined())
         throw InternalError(n->describe() + ": kernel did not produce output " + std::to_string(i));
       if (observer_) observer_(*n, *o, outs[i]);
       scope.values[o] = std::move(outs[i]);
     }
-    if (!opts_.keep_all_values) {
-      for (const ir::Value* v : plan.release_after[ni]) {
-        auto sv = scope.values.find(v);
-        if (sv == scope.values.end()) continue;
-        recycle(sv->second);
-        scope.values.erase(sv);
-      }
-    }
+    release(ni);
   }
   std::vector<RValue> out;
   out.reserve(g.outputs.size());

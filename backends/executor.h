@@ -20,6 +20,10 @@ struct ExecOptions {
   const Backend* backend = nullptr;  // nullptr = cpu
   bool keep_all_values = false;    // do not free intermediates (per-layer comparison)
   bool profile = false;            // accumulate wall time per node (see Executor::node_times)
+  /// Fuse kernels on the cpu backend (Conv with a following per-channel Add, BatchNormalization
+  /// and activation). Never while an observer is set or keep_all_values is on, since the fused
+  /// intermediates are not produced.
+  bool fuse = true;
 };
 
 /// Values visible while a graph runs; subgraph scopes chain to their parent.
@@ -61,12 +65,18 @@ class Executor {
   ExecOptions opts_;
   const Backend* backend_;
   std::unordered_map<const ir::Node*, Kernel> kernels_;
+  std::unordered_map<const ir::Node*, Kernel> fused_kernels_;
   // Per graph, computed once: the kernel of each node, and the values of that graph whose last
   // use is each node (a node whose subgraph captures a value uses it; outputs nobody reads are
   // released right after their producer; graph outputs are never released).
+  // With fusion, fused[i] (when set) runs instead of node i and produces fused_out[i]; nodes
+  // with skip[i] are done by an earlier fused kernel (their release lists still apply).
   struct GraphPlan {
     std::vector<const Kernel*> kernels;
     std::vector<std::vector<const ir::Value*>> release_after;
+    std::vector<const Kernel*> fused;
+    std::vector<const ir::Value*> fused_out;
+    std::vector<char> skip;
   };
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;
   Observer observer_;

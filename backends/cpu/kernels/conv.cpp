@@ -75,63 +75,91 @@ void im2col_block(const WindowGeom& g, int64_t cg, const T* x, int64_t p0, int64
   }
 }
 
-// Depthwise 1-D/2-D conv on a zero-padded copy of each plane (no bounds checks). With unit
-// strides every tap is one contiguous multiply-add over the output rows laid out with the padded
-// width (the extra columns are computed and dropped): long vectorisable loops even on 7x7 maps.
+// Depthwise 1-D/2-D conv on a zero-padded copy of each plane (no bounds checks). The padded
+// plane is split by column phase (column j*sw + q goes to phase q, column j), so every tap of
+// every stride reads a contiguous run. With unit strides each tap is one multiply-add over the
+// output rows laid out with the padded width (the extra columns are computed and dropped): long
+// vectorisable loops even on 7x7 maps. Three horizontal taps are summed per pass.
 template <class T>
 void depthwise_padded(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w,
-                      const T* bias, T* y) {
+                      const T* bias, T* y, const Epilogue* ep) {
   const WindowGeom& g = p.g;
   const int64_t mult = p.m / p.group, KH = g.k[1], KW = g.k[2], ks = KH * KW;
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   const int64_t PH = H + g.pad_b[1] + g.pad_e[1], PW = W + g.pad_b[2] + g.pad_e[2];
-  const int64_t tail = (KW - 1) * g.dil[2];
-  const bool unit = g.stride[1] == 1 && g.stride[2] == 1;
-  ctx.parallel_for(p.n * p.m, OH * PW * ks, [&](int64_t b, int64_t e) {
-    std::vector<T> padded(static_cast<size_t>(PH * PW + tail), T(0));
-    std::vector<T> acc(static_cast<size_t>(unit ? OH * PW : OH * OW));
+  const int64_t sh = g.stride[1], sw = g.stride[2], dh = g.dil[1], dw = g.dil[2];
+  const bool unit = sh == 1 && sw == 1;
+  const int64_t PWs = (PW + sw - 1) / sw;                 // columns of one phase
+  const int64_t phase_len = PH * PWs + (KW - 1) * dw + 1;  // slack for the flattened unit loop
+  const int64_t AW = unit ? PW : OW;                      // row stride of the accumulator
+  ctx.parallel_for(p.n * p.m, OH * OW * ks, [&](int64_t b, int64_t e) {
+    std::vector<T> phases(static_cast<size_t>(sw * phase_len), T(0));
+    std::vector<T> acc(static_cast<size_t>(OH * AW));
+    std::vector<T> rowbuf(static_cast<size_t>(PW));
     for (int64_t item = b; item < e; ++item) {
       const int64_t oc = item % p.m, ni = item / p.m, ic = oc / mult;
       const T* xc = x + (ni * p.c + ic) * H * W;
-      for (int64_t h = 0; h < H; ++h)
-        std::copy(xc + h * W, xc + (h + 1) * W, padded.data() + (h + g.pad_b[1]) * PW + g.pad_b[2]);
-      std::fill(acc.begin(), acc.end(), bias ? bias[oc] : T(0));
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t ph = h + g.pad_b[1];
+        if (sw == 1) {
+          std::copy(xc + h * W, xc + (h + 1) * W, phases.data() + ph * PWs + g.pad_b[2]);
+        } else {
+          std::copy(xc + h * W, xc + (h + 1) * W, rowbuf.data() + g.pad_b[2]);
+          for (int64_t q = 0; q < sw; ++q) {
+            T* dst = phases.data() + q * phase_len + ph * PWs;
+            for (int64_t j = 0, c = q; c < PW; ++j, c += sw) dst[j] = rowbuf[c];
+          }
+        }
+      }
+      const T bv = bias ? bias[oc] : T(0);
+      std::fill(acc.begin(), acc.end(), bv);
       const T* wc = w + oc * ks;
       T* yc = y + item * OH * OW;
-      if (unit) {
-        const int64_t len = OH * PW;
-        for (int64_t kh = 0; kh < KH; ++kh)
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const T wv = wc[kh * KW + kw];
-            const T* src = padded.data() + kh * g.dil[1] * PW + kw * g.dil[2];
-            T* a = acc.data();
-            for (int64_t q = 0; q < len; ++q) a[q] += wv * src[q];
+      // One output row range: acc rows [0, rows) of length len, tap rows starting at src rows
+      // (oh*sh + kh*dh); `flat` = rows are contiguous in both acc and source (unit strides).
+      auto taps = [&](T* a, int64_t len, int64_t src_row, int64_t kh) {
+        int64_t kw = 0;
+        for (; kw + 3 <= KW; kw += 3) {
+          const T w0 = wc[kh * KW + kw], w1 = wc[kh * KW + kw + 1], w2 = wc[kh * KW + kw + 2];
+          const int64_t c0 = kw * dw, c1 = c0 + dw, c2 = c1 + dw;
+          const T* s0 = phases.data() + (c0 % sw) * phase_len + src_row * PWs + c0 / sw;
+          const T* s1 = phases.data() + (c1 % sw) * phase_len + src_row * PWs + c1 / sw;
+          const T* s2 = phases.data() + (c2 % sw) * phase_len + src_row * PWs + c2 / sw;
+          for (int64_t q = 0; q < len; ++q) {  // the same order as one tap at a time
+            T v = a[q];
+            v += w0 * s0[q];
+            v += w1 * s1[q];
+            v += w2 * s2[q];
+            a[q] = v;
           }
+        }
+        for (; kw < KW; ++kw) {
+          const T wv = wc[kh * KW + kw];
+          const int64_t c0 = kw * dw;
+          const T* s0 = phases.data() + (c0 % sw) * phase_len + src_row * PWs + c0 / sw;
+          for (int64_t q = 0; q < len; ++q) a[q] += wv * s0[q];
+        }
+      };
+      if (unit) {
+        for (int64_t kh = 0; kh < KH; ++kh) taps(acc.data(), OH * PW, kh * dh, kh);
         for (int64_t oh = 0; oh < OH; ++oh)
           std::copy(acc.data() + oh * PW, acc.data() + oh * PW + OW, yc + oh * OW);
       } else {
-        const int64_t sh = g.stride[1], sw = g.stride[2];
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          T* a = acc.data() + oh * OW;
-          for (int64_t kh = 0; kh < KH; ++kh)
-            for (int64_t kw = 0; kw < KW; ++kw) {
-              const T wv = wc[kh * KW + kw];
-              const T* src = padded.data() + (oh * sh + kh * g.dil[1]) * PW + kw * g.dil[2];
-              for (int64_t ow = 0; ow < OW; ++ow) a[ow] += wv * src[ow * sw];
-            }
-        }
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t kh = 0; kh < KH; ++kh) taps(acc.data() + oh * OW, OW, oh * sh + kh * dh, kh);
         std::copy(acc.data(), acc.data() + OH * OW, yc);
       }
+      if (ep && !ep->trivial()) apply_epilogue<T>(yc, 1, OH * OW, OH * OW, nullptr, *ep);
     }
   });
 }
 
 template <class T>
 void depthwise(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w,
-               const T* bias, T* y) {
+               const T* bias, T* y, const Epilogue* ep) {
   const WindowGeom& g = p.g;
   if (g.in[0] == 1 && g.k[0] == 1) {
-    depthwise_padded(ctx, p, x, w, bias, y);
+    depthwise_padded(ctx, p, x, w, bias, y, ep);
     return;
   }
   const int64_t mult = p.m / p.group, ks = g.k_size(), P = g.out_size();
@@ -167,6 +195,7 @@ void depthwise(const KernelContext& ctx, const ConvProblem& p, const T* x, const
             }
           }
         }
+      if (ep && !ep->trivial()) apply_epilogue<T>(yc, 1, P, P, nullptr, *ep);
     }
   });
 }
@@ -175,64 +204,59 @@ void depthwise(const KernelContext& ctx, const ConvProblem& p, const T* x, const
 
 template <class T>
 void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias,
-              T* y) {
+              T* y, const Epilogue* ep) {
   using RM = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const WindowGeom& g = p.g;
   const int64_t cg = p.c / p.group, mg = p.m / p.group, ks = g.k_size();
   const int64_t K = cg * ks, P = g.out_size(), IP = g.in_size();
   if (p.n == 0 || P == 0 || p.m == 0) return;
   if (cg == 1 && p.group == p.c && p.group > 1) {
-    depthwise(ctx, p, x, w, bias, y);
+    depthwise(ctx, p, x, w, bias, y, ep);
     return;
   }
+  const Epilogue none;
+  const Epilogue& epi = ep ? *ep : none;
   bool pointwise = ks == 1;
   for (int i = 0; i < 3; ++i)
     pointwise = pointwise && g.stride[i] == 1 && g.pad_b[i] == 0 && g.pad_e[i] == 0;
-  if (pointwise) {
-    for (int64_t ni = 0; ni < p.n; ++ni)
-      for (int64_t gi = 0; gi < p.group; ++gi)
-        gemm_parallel<T>(ctx, mg, P, cg, w + gi * mg * cg, cg, false, x + (ni * p.c + gi * cg) * IP,
-                         IP, false, y + (ni * p.m + gi * mg) * P, P, false);
-    if (bias)
-      ctx.parallel_for(p.n * p.m, P, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          T* yc = y + i * P;
-          const T bv = bias[i % p.m];
-          for (int64_t j = 0; j < P; ++j) yc[j] += bv;
-        }
-      });
-    return;
-  }
-  // im2col on column blocks: enough blocks to feed every thread, each block's columns small
-  // enough that the K x block buffer stays in cache.
+  // Column blocks: enough blocks to feed every thread, each block's K x nb input columns small
+  // enough to stay in cache while its output block is computed and finished (bias, activation).
   const int64_t threads = std::max(1, ctx.num_threads());
-  int64_t nb = std::max<int64_t>(32, (int64_t{1} << 16) / std::max<int64_t>(K, 1));
+  int64_t nb = std::max<int64_t>(pointwise ? 128 : 32, (int64_t{1} << (pointwise ? 15 : 16)) /
+                                                           std::max<int64_t>(K, 1));
   if (p.n * p.group < threads) nb = std::min(nb, std::max<int64_t>(8, (P + threads - 1) / threads));
   nb = std::min(nb, P);
+  if (nb > 16) nb = nb / 16 * 16;
   const int64_t blocks = (P + nb - 1) / nb;
   ctx.parallel_for(p.n * p.group * blocks, mg * K * nb, [&](int64_t b, int64_t e) {
-    std::vector<T> col(static_cast<size_t>(K * nb));
+    std::vector<T> col(pointwise ? 0 : static_cast<size_t>(K * nb));
     for (int64_t item = b; item < e; ++item) {
       const int64_t blk = item % blocks, ng = item / blocks, gi = ng % p.group, ni = ng / p.group;
       const int64_t p0 = blk * nb, cnt = std::min(nb, P - p0);
-      im2col_block(g, cg, x + (ni * p.c + gi * cg) * IP, p0, cnt, col.data());
+      const T* xg = x + (ni * p.c + gi * cg) * IP;
       Eigen::Map<const RM> wm(w + gi * mg * K, mg, K);
-      Eigen::Map<const RM> cm(col.data(), K, cnt);
       Eigen::Map<RM, 0, Eigen::OuterStride<>> ym(y + (ni * p.m + gi * mg) * P + p0, mg, cnt,
                                                  Eigen::OuterStride<>(P));
-      ym.noalias() = wm * cm;
-      if (bias)
-        for (int64_t r = 0; r < mg; ++r) ym.row(r).array() += bias[gi * mg + r];
+      if (pointwise) {
+        Eigen::Map<const RM, 0, Eigen::OuterStride<>> cm(xg + p0, K, cnt, Eigen::OuterStride<>(IP));
+        ym.noalias() = wm * cm;
+      } else {
+        im2col_block(g, cg, xg, p0, cnt, col.data());
+        Eigen::Map<const RM> cm(col.data(), K, cnt);
+        ym.noalias() = wm * cm;
+      }
+      if (bias || !epi.trivial())
+        apply_epilogue<T>(ym.data(), mg, cnt, P, bias ? bias + gi * mg : nullptr, epi);
     }
   });
 }
 
 template void conv_run<float>(const KernelContext&, const ConvProblem&, const float*, const float*,
-                              const float*, float*);
+                              const float*, float*, const Epilogue*);
 template void conv_run<double>(const KernelContext&, const ConvProblem&, const double*,
-                               const double*, const double*, double*);
+                               const double*, const double*, double*, const Epilogue*);
 template void conv_run<int32_t>(const KernelContext&, const ConvProblem&, const int32_t*,
-                                const int32_t*, const int32_t*, int32_t*);
+                                const int32_t*, const int32_t*, int32_t*, const Epilogue*);
 
 ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group,
                          const std::vector<int64_t>& xd, const std::vector<int64_t>& wd) {

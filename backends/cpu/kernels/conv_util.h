@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/cpu/kernels/conv_fusion.h"
 
 namespace mcc::backends::cpu {
 
@@ -50,9 +51,10 @@ ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group,
 
 /// Runs the conv with T in {float, double, int32_t}; x/w/y are contiguous NC(DHW), bias may be
 /// null. Padded taps read 0 (integer convs subtract zero points first, so 0 is right there too).
+/// `ep` (may be null) is applied to each output block right after it is computed.
 template <class T>
 void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias,
-              T* y);
+              T* y, const Epilogue* ep = nullptr);
 
 /// Row-major C[M,N] = A[M,K] * B[K,N] (+ C when accumulate), split over blocks of the larger
 /// output dim across the pool. lda/ldb/ldc are row strides; trans flags read A/B transposed

@@ -1,0 +1,264 @@
+// Conv fusion (see conv_fusion.h): which nodes after a Conv are absorbed, the folded weights
+// (per-channel constant Add and inference BatchNormalization, folded in double once when the
+// kernel is created) and the activation epilogue applied in the conv's output loop.
+// dtypes: f32 only (other convs are not fused). Accumulation: f32 (folding in f64).
+#include "backends/cpu/kernels/conv_fusion.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "backends/cpu/kernels/conv_util.h"
+#include "ir/errors.h"
+
+namespace mcc::backends::cpu {
+
+template <class T>
+void apply_epilogue(T* y, int64_t rows, int64_t cols, int64_t ld, const T* bias,
+                    const Epilogue& e) {
+  using A = Eigen::Array<T, Eigen::Dynamic, 1>;
+  const T lo = static_cast<T>(e.alpha), hi = static_cast<T>(e.beta);
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = y + r * ld;
+    Eigen::Map<A> a(row, cols);
+    if (bias) a += bias[r];
+    switch (e.act) {
+      case Epilogue::Act::None: break;
+      case Epilogue::Act::Relu: a = a.max(T(0)); break;
+      case Epilogue::Act::Clip:
+        for (int64_t j = 0; j < cols; ++j) {
+          const T v = row[j];
+          row[j] = v < lo ? lo : (v > hi ? hi : v);
+        }
+        break;
+      case Epilogue::Act::Sigmoid: a = a.logistic(); break;
+      case Epilogue::Act::SiLU: a = a * a.logistic(); break;
+      case Epilogue::Act::LeakyRelu:
+        for (int64_t j = 0; j < cols; ++j) row[j] = row[j] < T(0) ? lo * row[j] : row[j];
+        break;
+      case Epilogue::Act::HardSigmoid:
+        for (int64_t j = 0; j < cols; ++j)
+          row[j] = std::max(T(0), std::min(T(1), lo * row[j] + hi));
+        break;
+      case Epilogue::Act::HardSwish:
+        for (int64_t j = 0; j < cols; ++j)
+          row[j] = row[j] * std::max(T(0), std::min(T(1), row[j] / T(6) + T(0.5)));
+        break;
+    }
+  }
+}
+
+template void apply_epilogue<float>(float*, int64_t, int64_t, int64_t, const float*,
+                                    const Epilogue&);
+template void apply_epilogue<double>(double*, int64_t, int64_t, int64_t, const double*,
+                                     const Epilogue&);
+template void apply_epilogue<int32_t>(int32_t*, int64_t, int64_t, int64_t, const int32_t*,
+                                      const Epilogue&);
+
+namespace {
+
+bool is_graph_output(const ir::Value* v) {
+  const auto& outs = v->owner->outputs;
+  return std::find(outs.begin(), outs.end(), v) != outs.end();
+}
+
+// The single reader of v in v's graph, or null (several readers, a subgraph capture, a graph
+// output).
+const ir::Node* only_reader(const ir::Value* v) {
+  if (!v || v->uses.size() != 1 || is_graph_output(v)) return nullptr;
+  const ir::Node* u = v->uses[0].user;
+  return u->owner == v->owner ? u : nullptr;
+}
+
+bool one_output(const ir::Node& n) {
+  if (n.outputs.empty() || !n.outputs[0]) return false;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i]) return false;
+  return true;
+}
+
+const ir::Tensor* f32_constant(const ir::Value* v) {
+  if (!v || !v->initializer || v->initializer->dtype() != ir::DType::F32) return nullptr;
+  return &*v->initializer;
+}
+
+// Per-channel values of a constant added to an [N, M, spatial...] tensor of rank R: the
+// constant broadcasts along every dim but the channel one (and keeps the shape).
+std::optional<std::vector<double>> per_channel(const ir::Tensor& t, int64_t M, size_t R) {
+  const auto& d = t.dims();
+  if (d.size() > R) return std::nullopt;
+  bool chan = false;
+  for (size_t i = 0; i < d.size(); ++i) {
+    const size_t pos = R - d.size() + i;
+    if (d[i] == 1) continue;
+    if (pos == 1 && d[i] == M) { chan = true; continue; }
+    return std::nullopt;
+  }
+  auto v = t.data<float>();
+  std::vector<double> out(static_cast<size_t>(M));
+  for (int64_t c = 0; c < M; ++c) out[static_cast<size_t>(c)] = v[chan ? static_cast<size_t>(c) : 0];
+  return out;
+}
+
+// The activation reading v alone (or the Sigmoid->Mul pair), with the value it produces.
+std::optional<std::pair<Epilogue, std::vector<const ir::Node*>>> activation_after(const ir::Value* v) {
+  Epilogue e;
+  if (v->uses.size() == 2 && !is_graph_output(v)) {  // SiLU: Mul(v, Sigmoid(v))
+    const ir::Node* a = v->uses[0].user;
+    const ir::Node* b = v->uses[1].user;
+    if (b->is("Sigmoid")) std::swap(a, b);
+    if (!a->is("Sigmoid") || !b->is("Mul") || a->owner != v->owner || b->owner != v->owner ||
+        !one_output(*a) || !one_output(*b) || a->inputs.size() != 1 || b->inputs.size() != 2)
+      return std::nullopt;
+    const ir::Value* s = a->outputs[0];
+    if (only_reader(s) != b) return std::nullopt;
+    if (!((b->inputs[0] == v && b->inputs[1] == s) || (b->inputs[0] == s && b->inputs[1] == v)))
+      return std::nullopt;
+    e.act = Epilogue::Act::SiLU;
+    return std::make_pair(e, std::vector<const ir::Node*>{a, b});
+  }
+  const ir::Node* u = only_reader(v);
+  if (!u || !one_output(*u) || u->inputs.empty() || u->inputs[0] != v) return std::nullopt;
+  if (u->is("Relu")) {
+    e.act = Epilogue::Act::Relu;
+  } else if (u->is("Sigmoid")) {
+    e.act = Epilogue::Act::Sigmoid;
+  } else if (u->is("LeakyRelu")) {
+    e.act = Epilogue::Act::LeakyRelu;
+    e.alpha = u->attr_float("alpha", 0.01f);
+  } else if (u->is("HardSigmoid")) {
+    e.act = Epilogue::Act::HardSigmoid;
+    e.alpha = u->attr_float("alpha", 0.2f);
+    e.beta = u->attr_float("beta", 0.5f);
+  } else if (u->is("HardSwish")) {
+    e.act = Epilogue::Act::HardSwish;
+  } else if (u->is("Clip")) {
+    e.act = Epilogue::Act::Clip;
+    e.alpha = std::numeric_limits<float>::lowest();
+    e.beta = std::numeric_limits<float>::max();
+    if (u->since_version < 11) {
+      e.alpha = u->attr_float("min", e.alpha);
+      e.beta = u->attr_float("max", e.beta);
+    } else {
+      for (size_t i = 1; i < u->inputs.size() && i < 3; ++i) {
+        if (!u->inputs[i]) continue;
+        const ir::Tensor* t = f32_constant(u->inputs[i]);
+        if (!t || t->numel() != 1) return std::nullopt;
+        (i == 1 ? e.alpha : e.beta) = t->data<float>()[0];
+      }
+      if (u->inputs.size() > 3) return std::nullopt;
+    }
+  } else {
+    return std::nullopt;
+  }
+  return std::make_pair(e, std::vector<const ir::Node*>{u});
+}
+
+}  // namespace
+
+std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
+  if (!n.is("Conv") || !one_output(n) || n.inputs.size() < 2 || !n.inputs[0] || !n.inputs[1])
+    return std::nullopt;
+  const ir::Value* wv = n.inputs[1];
+  const ir::Tensor* w = f32_constant(wv);
+  if (!w && wv->dtype != ir::DType::F32) return std::nullopt;
+  const ir::Value* bv = n.inputs.size() > 2 ? n.inputs[2] : nullptr;
+  FusedKernel fk;
+  const ir::Value* v = n.outputs[0];
+  // Per-channel affine after the conv: y = conv(x) * scale[c] + shift[c].
+  const bool foldable = w && w->rank() >= 3 && (!bv || f32_constant(bv));
+  const int64_t M = foldable ? w->dims()[0] : 0;
+  std::vector<double> scale, shift;
+  bool folded = false;
+  if (foldable) {
+    scale.assign(static_cast<size_t>(M), 1.0);
+    shift.assign(static_cast<size_t>(M), 0.0);
+    if (bv) {
+      if (bv->initializer->numel() != M) return std::nullopt;
+      auto b = bv->initializer->data<float>();
+      for (int64_t c = 0; c < M; ++c) shift[static_cast<size_t>(c)] = b[static_cast<size_t>(c)];
+    }
+    for (;;) {
+      const ir::Node* u = only_reader(v);
+      if (!u || !one_output(*u)) break;
+      if (u->is("Add") && u->inputs.size() == 2) {
+        const ir::Value* other = u->inputs[0] == v ? u->inputs[1] : u->inputs[0];
+        const ir::Tensor* t = other == v ? nullptr : f32_constant(other);
+        if (!t) break;
+        auto pc = per_channel(*t, M, w->dims().size());
+        if (!pc) break;
+        for (int64_t c = 0; c < M; ++c) shift[static_cast<size_t>(c)] += (*pc)[static_cast<size_t>(c)];
+      } else if (u->is("BatchNormalization") && u->inputs.size() == 5 && u->inputs[0] == v) {
+        if (u->attr_int("training_mode", 0) != 0) break;
+        if (u->since_version < 9 && u->attr_int("spatial", 1) == 0) break;
+        const ir::Tensor* prm[4];
+        bool ok = true;
+        for (int i = 0; i < 4; ++i) {
+          prm[i] = f32_constant(u->inputs[static_cast<size_t>(i + 1)]);
+          ok = ok && prm[i] && prm[i]->numel() == M;
+        }
+        if (!ok) break;
+        const double eps = u->attr_float("epsilon", 1e-5f);
+        for (int64_t c = 0; c < M; ++c) {
+          const size_t i = static_cast<size_t>(c);
+          const double s = prm[0]->data<float>()[i] / std::sqrt(prm[3]->data<float>()[i] + eps);
+          scale[i] *= s;
+          shift[i] = (shift[i] - prm[2]->data<float>()[i]) * s + prm[1]->data<float>()[i];
+        }
+      } else {
+        break;
+      }
+      fk.absorbed.push_back(u);
+      v = u->outputs[0];
+      folded = true;
+    }
+  }
+  Epilogue ep;
+  if (auto act = activation_after(v)) {
+    ep = act->first;
+    for (const ir::Node* a : act->second) fk.absorbed.push_back(a);
+    v = act->second.back()->outputs[0];
+  }
+  if (fk.absorbed.empty()) return std::nullopt;
+  fk.output = v;
+
+  std::shared_ptr<const std::vector<float>> fw, fb;
+  if (folded) {
+    auto wd = w->data<float>();
+    const size_t per = wd.size() / static_cast<size_t>(M);
+    auto nw = std::make_shared<std::vector<float>>(wd.size());
+    auto nb = std::make_shared<std::vector<float>>(static_cast<size_t>(M));
+    for (size_t c = 0; c < static_cast<size_t>(M); ++c) {
+      for (size_t k = 0; k < per; ++k)
+        (*nw)[c * per + k] = static_cast<float>(static_cast<double>(wd[c * per + k]) * scale[c]);
+      (*nb)[c] = static_cast<float>(shift[c]);
+    }
+    fw = std::move(nw);
+    fb = std::move(nb);
+  }
+  const WindowAttrs attrs = WindowAttrs::parse(n);
+  const int64_t group = n.attr_int("group", 1);
+  const std::vector<int64_t> wdims = w ? w->dims() : std::vector<int64_t>{};
+  fk.kernel = [attrs, group, fw, fb, wdims, ep](KernelContext& ctx) {
+    const ir::Node& nd = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    const bool has_b = ctx.has_input(2);
+    const std::vector<int64_t>& wd = fw ? wdims : ctx.in(1).dims();
+    if (x.dtype() != ir::DType::F32 || (!fw && ctx.in(1).dtype() != ir::DType::F32) ||
+        (has_b && ctx.in(2).dtype() != ir::DType::F32))
+      throw ModelError(nd.describe() + ": X, W and B must have the same dtype");
+    const ConvProblem p = conv_problem(nd, attrs, group, x.dims(), wd);
+    if (!fw && has_b && ctx.in(2).numel() != p.m)
+      throw ModelError(nd.describe() + ": B must have " + std::to_string(p.m) + " values, got " +
+                       std::to_string(ctx.in(2).numel()));
+    const float* wp = fw ? fw->data() : ctx.in(1).data<float>().data();
+    const float* bp = fb ? fb->data() : has_b ? ctx.in(2).data<float>().data() : nullptr;
+    ir::Tensor& y = ctx.alloc_output(0, ir::DType::F32, p.g.out_dims(p.n, p.m));
+    conv_run<float>(ctx, p, x.data<float>().data(), wp, bp, y.mutable_data<float>().data(), &ep);
+  };
+  return fk;
+}
+
+}  // namespace mcc::backends::cpu
