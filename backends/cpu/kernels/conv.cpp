@@ -237,12 +237,18 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
       Eigen::Map<const RM> wm(w + gi * mg * K, mg, K);
       Eigen::Map<RM, 0, Eigen::OuterStride<>> ym(y + (ni * p.m + gi * mg) * P + p0, mg, cnt,
                                                  Eigen::OuterStride<>(P));
-      if (pointwise) {
-        Eigen::Map<const RM, 0, Eigen::OuterStride<>> cm(xg + p0, K, cnt, Eigen::OuterStride<>(IP));
-        ym.noalias() = wm * cm;
-      } else {
+      const T* src = xg + p0;
+      int64_t ld = IP;
+      if (!pointwise) {
         im2col_block(g, cg, xg, p0, cnt, col.data());
-        Eigen::Map<const RM> cm(col.data(), K, cnt);
+        src = col.data();
+        ld = cnt;
+      }
+      bool done = false;
+      if constexpr (std::is_same_v<T, float>)
+        done = conv_gemm_f32(mg, cnt, K, wm.data(), K, src, ld, ym.data(), P);
+      if (!done) {
+        Eigen::Map<const RM, 0, Eigen::OuterStride<>> cm(src, K, cnt, Eigen::OuterStride<>(ld));
         ym.noalias() = wm * cm;
       }
       if (bias || !epi.trivial())

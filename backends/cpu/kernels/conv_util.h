@@ -56,6 +56,11 @@ template <class T>
 void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias,
               T* y, const Epilogue* ep = nullptr);
 
+/// Y[M, N] = W[M, K] * X[K, N], row-major with row strides ldw/ldx/ldy, on AVX-512 register tiles
+/// (conv_gemm.cpp); false (nothing written) when the build has no AVX-512.
+bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw, const float* X,
+                   int64_t ldx, float* Y, int64_t ldy);
+
 /// Row-major C[M,N] = A[M,K] * B[K,N] (+ C when accumulate), split over blocks of the larger
 /// output dim across the pool. lda/ldb/ldc are row strides; trans flags read A/B transposed
 /// (A stored [K,M] / B stored [N,K]).

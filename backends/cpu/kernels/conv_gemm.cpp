@@ -1,0 +1,79 @@
+// f32 GEMM for the conv output blocks: Y[M, N] = W[M, K] * X[K, N], all row-major, on AVX-512.
+// Register tiles of 6 output channels x 32 positions (12 accumulators); W values are broadcast
+// straight from the weight rows and X rows are read contiguously, so nothing is packed. Each
+// output is summed over k in order (deterministic, independent of threads and blocking).
+// Without AVX-512 conv_gemm_f32 returns false and the caller uses Eigen.
+#include <cstdint>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace mcc::backends::cpu {
+
+#if defined(__AVX512F__)
+namespace {
+
+template <int MR>
+inline void tile(int64_t K, const float* W, int64_t ldw, const float* X, int64_t ldx, float* Y,
+                 int64_t ldy, __mmask16 m0, __mmask16 m1) {
+  __m512 a0[MR], a1[MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    a0[i] = _mm512_setzero_ps();
+    a1[i] = _mm512_setzero_ps();
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const float* xr = X + k * ldx;
+    const __m512 x0 = _mm512_maskz_loadu_ps(m0, xr);
+    const __m512 x1 = _mm512_maskz_loadu_ps(m1, xr + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512 w = _mm512_set1_ps(W[i * ldw + k]);
+      a0[i] = _mm512_fmadd_ps(w, x0, a0[i]);
+      a1[i] = _mm512_fmadd_ps(w, x1, a1[i]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    _mm512_mask_storeu_ps(Y + i * ldy, m0, a0[i]);
+    _mm512_mask_storeu_ps(Y + i * ldy + 16, m1, a1[i]);
+  }
+}
+
+template <int MR>
+void rows(int64_t N, int64_t K, const float* W, int64_t ldw, const float* X, int64_t ldx, float* Y,
+          int64_t ldy) {
+  for (int64_t j = 0; j < N; j += 32) {
+    const int64_t left = N - j;
+    const __mmask16 m0 = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    const __mmask16 m1 =
+        left >= 32 ? __mmask16(0xFFFF) : left <= 16 ? __mmask16(0) : __mmask16((1u << (left - 16)) - 1);
+    tile<MR>(K, W, ldw, X + j, ldx, Y + j, ldy, m0, m1);
+  }
+}
+
+}  // namespace
+#endif
+
+bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw, const float* X,
+                   int64_t ldx, float* Y, int64_t ldy) {
+#if defined(__AVX512F__)
+  int64_t m = 0;
+  for (; m + 6 <= M; m += 6) rows<6>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy);
+  switch (M - m) {
+    case 5: rows<5>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
+    case 4: rows<4>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
+    case 3: rows<3>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
+    case 2: rows<2>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
+    case 1: rows<1>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
+    default: break;
+  }
+  return true;
+#else
+  (void)M, (void)N, (void)K, (void)W, (void)ldw, (void)X, (void)ldx, (void)Y, (void)ldy;
+  return false;
+#endif
+}
+
+}  // namespace mcc::backends::cpu
