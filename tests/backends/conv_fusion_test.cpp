@@ -64,6 +64,12 @@ std::unique_ptr<ir::Model> conv_model(const ConvShape& cs, const std::string& ta
     ir::Value& lo = g.add_initializer("lo", scalar<float>(0.f));
     ir::Value& hi = g.add_initializer("hi", scalar<float>(0.5f));
     y = node("Clip", {c, &lo, &hi}, "y");
+  } else if (tail == "clip_constant_nodes") {  // bounds from Constant nodes (as exporters write)
+    ir::Value* lo = node("Constant", {}, "lo");
+    lo->producer->set_attr(attr_t("value", scalar<float>(-0.25f)));
+    ir::Value* hi = node("Constant", {}, "hi");
+    hi->producer->set_attr(attr_t("value", scalar<float>(0.75f)));
+    y = node("Clip", {c, lo, hi}, "y");
   } else if (tail == "bn_clip" || tail == "bn") {
     ir::Value* bn = node("BatchNormalization", {c, per_channel("sc", 0.5f, 2.f, seed + 2), per_channel("bb", -1.f, 1.f, seed + 3),
                                                 per_channel("mu", -0.5f, 0.5f, seed + 4), per_channel("var", 0.1f, 2.f, seed + 5)},
@@ -120,7 +126,7 @@ const ConvShape kShapes[] = {
 }  // namespace
 
 TEST_CASE("Conv fusion: fused results equal node-by-node results for every pattern and conv path") {
-  const char* tails[] = {"relu", "sigmoid", "silu", "hardswish", "leaky", "hardsigmoid", "clip", "bn", "bn_clip", "add_relu"};
+  const char* tails[] = {"relu", "sigmoid", "silu", "hardswish", "leaky", "hardsigmoid", "clip", "clip_constant_nodes", "bn", "bn_clip", "add_relu"};
   unsigned seed = 10;
   for (const ConvShape& cs : kShapes)
     for (const char* tail : tails) {

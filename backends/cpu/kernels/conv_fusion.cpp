@@ -79,9 +79,13 @@ bool one_output(const ir::Node& n) {
   return true;
 }
 
+// An f32 initializer, or the `value` tensor of the Constant node producing v.
 const ir::Tensor* f32_constant(const ir::Value* v) {
-  if (!v || !v->initializer || v->initializer->dtype() != ir::DType::F32) return nullptr;
-  return &*v->initializer;
+  if (!v) return nullptr;
+  const ir::Tensor* t = v->initializer ? &*v->initializer : nullptr;
+  if (!t && v->producer && v->producer->is("Constant") && v->producer->owner == v->owner)
+    t = v->producer->attr_tensor("value");
+  return t && t->dtype() == ir::DType::F32 ? t : nullptr;
 }
 
 // Per-channel values of a constant added to an [N, M, spatial...] tensor of rank R: the
@@ -176,8 +180,9 @@ std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
     scale.assign(static_cast<size_t>(M), 1.0);
     shift.assign(static_cast<size_t>(M), 0.0);
     if (bv) {
-      if (bv->initializer->numel() != M) return std::nullopt;
-      auto b = bv->initializer->data<float>();
+      const ir::Tensor* bt = f32_constant(bv);
+      if (bt->numel() != M) return std::nullopt;
+      auto b = bt->data<float>();
       for (int64_t c = 0; c < M; ++c) shift[static_cast<size_t>(c)] = b[static_cast<size_t>(c)];
     }
     for (;;) {

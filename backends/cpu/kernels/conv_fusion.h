@@ -34,7 +34,8 @@ struct FusedKernel {
 
 /// The fusion starting at `n` (a Conv), or nullopt when nothing can be absorbed. A value is
 /// absorbed only when its single reader is the next node of the chain in the same graph and it is
-/// not a graph output; BatchNormalization, Add and Clip bounds must be constant initializers.
+/// not a graph output; BatchNormalization, Add and Clip bounds must be constants (initializers or
+/// Constant nodes with a `value` tensor).
 std::optional<FusedKernel> fuse_conv(const ir::Node& n);
 
 }  // namespace mcc::backends::cpu
