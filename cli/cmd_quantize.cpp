@@ -18,7 +18,8 @@ namespace {
 struct QuantizeOptions {
   std::string input, output, state_path, sidecar_path, calib, method, activations, percentile;
   int64_t samples = -1;
-  bool per_channel = false, per_tensor = false, symmetric = false, no_fold = false, no_bias = false;
+  bool per_channel = false, per_tensor = false, symmetric = false, no_fold = false, no_bias = false,
+       no_bias_correction = false;
   bool json = false, dry_run = false;
   std::vector<std::string> op_types, exclude, rules;
   int threads = 0;
@@ -41,6 +42,7 @@ std::string pipeline_for(const QuantizeOptions& q) {
   if (!q.activations.empty()) opts["activation_type"] = q.activations;
   if (q.symmetric) opts["symmetric_activations"] = true;
   if (q.no_bias) opts["quantize_bias"] = false;
+  if (q.no_bias_correction) opts["bias_correction"] = false;
   if (!q.op_types.empty()) opts["op_types"] = join(q.op_types);
   if (!q.exclude.empty()) opts["exclude"] = q.exclude;
   if (!q.rules.empty()) opts["rules"] = q.rules;
@@ -101,6 +103,8 @@ void add_quantize_command(CLI::App& app, CommandSlot& slot) {
                   "Per-layer rule REGEX:action[+action], first match wins (repeatable, in order); actions skip, "
                   "per_tensor, per_channel, uint8, int8, uint16, int16, minmax, percentile, entropy, mse");
   sub->add_flag("--no-bias", q->no_bias, "Keep Conv/Gemm biases in float32");
+  sub->add_flag("--no-bias-correction", q->no_bias_correction,
+                "Do not correct biases for the mean shift weight rounding causes");
   sub->add_flag("--no-fold", q->no_fold, "Do not run the fold stage first");
   sub->add_option("--sidecar", q->sidecar_path, "Where to write the state (default: <OUT without .onnx>.mcc.json)");
   sub->add_flag("--json", q->json, "Print the run's state as JSON on stdout");
