@@ -4,12 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <filesystem>
 
-#include "ir/npy.h"
-#include "support/paths.h"
-#include "transforms/fold_test_util.h"
-#include "transforms/quantize.h"
+#include "transforms/quantize_test_util.h"
 
 using namespace mcc;
 using mcc::test::add_input;
@@ -17,7 +13,7 @@ using mcc::test::add_node;
 using mcc::test::add_random_init;
 using mcc::test::attr_i;
 using mcc::test::attr_ints;
-namespace fs = std::filesystem;
+using mcc::test::run_quantize;
 
 namespace {
 
@@ -47,25 +43,8 @@ ir::Model small_net(int opset = 13) {
   return m;
 }
 
-/// A calibration folder of `n` NumPy samples named by the graph input.
-struct CalibDir {
-  test::TempDir dir{"mcc-calib"};
-  CalibDir(int n, uint32_t seed) {
-    for (int i = 0; i < n; ++i) {
-      fs::create_directories(dir.path / ("s" + std::to_string(i)));
-      ir::save_npy(test::random_tensor({1, 3, 8, 8}, seed + i, 0.f, 1.f), (dir.path / ("s" + std::to_string(i)) / "X.npy").string());
-    }
-  }
-  std::string path() const { return dir.path.string(); }
-};
-
-transforms::PassResult run_quantize(ir::Model& m, std::vector<std::pair<std::string, std::string>> opts,
-                                    const nlohmann::ordered_json* replay = nullptr) {
-  auto pass = transforms::make_quantize_pass();
-  transforms::Options o(pass->info(), std::move(opts));
-  transforms::PassContext ctx{o, "quantize", replay, ".", 1};
-  return pass->run(m, ctx);
-}
+/// The graph input's shape, which the calibration samples share.
+const std::vector<int64_t> kInputDims = {1, 3, 8, 8};
 
 const ir::Node* producer(const ir::Model& m, const std::string& value) {
   const ir::Value* v = m.graph->find_value(value);
@@ -86,7 +65,7 @@ double cosine(const ir::Tensor& a, const ir::Tensor& b) {
 }  // namespace
 
 TEST_CASE("quantize wraps Conv/ConvTranspose/Gemm/MatMul in QDQ and stays close to float32") {
-  CalibDir calib(16, 100);
+  test::CalibDir calib(kInputDims, 16, 100);
   ir::Model m = small_net();
   const auto feeds = test::random_feeds(m, 7);
   const auto before = test::run_cpu(m, feeds);
@@ -140,7 +119,7 @@ TEST_CASE("quantize wraps Conv/ConvTranspose/Gemm/MatMul in QDQ and stays close 
 }
 
 TEST_CASE("quantize: Concat inputs share one scale (a recorded group)") {
-  CalibDir calib(8, 200);
+  test::CalibDir calib(kInputDims, 8, 200);
   ir::Model m = small_net();
   const auto res = run_quantize(m, {{"calib", calib.path()}, {"op_types", "Conv,ConvTranspose,Gemm,MatMul,Concat"}});
   REQUIRE(res.record["groups"].size() == 1);
@@ -152,7 +131,7 @@ TEST_CASE("quantize: Concat inputs share one scale (a recorded group)") {
 }
 
 TEST_CASE("quantize: exclusions and ordered rules, first match wins, recorded") {
-  CalibDir calib(4, 300);
+  test::CalibDir calib(kInputDims, 4, 300);
   ir::Model m = small_net();
   const auto res = run_quantize(m, {{"calib", calib.path()},
                                     {"exclude", "MatMul"},
@@ -172,7 +151,7 @@ TEST_CASE("quantize: exclusions and ordered rules, first match wins, recorded") 
 }
 
 TEST_CASE("quantize: a rule or exclude item that matches nothing is a usage error") {
-  CalibDir calib(2, 400);
+  test::CalibDir calib(kInputDims, 2, 400);
   ir::Model m = small_net();
   CHECK_THROWS_AS(run_quantize(m, {{"calib", calib.path()}, {"rules", "conv9:skip"}}), UsageError);
   CHECK_THROWS_AS(run_quantize(m, {{"calib", calib.path()}, {"rules", "relu1:per_tensor"}}), UsageError);  // not quantized
@@ -185,7 +164,7 @@ TEST_CASE("quantize: a rule or exclude item that matches nothing is a usage erro
 }
 
 TEST_CASE("quantize: 16-bit activations need opset 21 (raised when every op keeps its meaning)") {
-  CalibDir calib(2, 500);
+  test::CalibDir calib(kInputDims, 2, 500);
   ir::Model m = small_net(13);
   CHECK(run_quantize(m, {{"calib", calib.path()}, {"rules", "gemm:uint16"}}).record["opset"]["to"] == 21);
   CHECK(m.opset("") == 21);
@@ -199,7 +178,7 @@ TEST_CASE("quantize: 16-bit activations need opset 21 (raised when every op keep
 }
 
 TEST_CASE("quantize: an older opset is raised when every op keeps its meaning, refused otherwise") {
-  CalibDir calib(2, 600);
+  test::CalibDir calib(kInputDims, 2, 600);
   ir::Model m = small_net(11);
   CHECK(run_quantize(m, {{"calib", calib.path()}}).record["opset"]["to"] == 13);
   CHECK(m.opset("") == 13);
@@ -215,7 +194,7 @@ TEST_CASE("quantize: an older opset is raised when every op keeps its meaning, r
 }
 
 TEST_CASE("quantize: the int32 bias overflow guard widens the weight scale of a dead channel") {
-  CalibDir calib(4, 700);
+  test::CalibDir calib(kInputDims, 4, 700);
   ir::Model m = small_net();
   // Channel 0 of conv1: tiny weights, large bias -> bias / (sx * sw) would exceed int32.
   ir::Value* w1 = m.graph->find_value("W1");
@@ -245,7 +224,7 @@ TEST_CASE("quantize: replay from the record rebuilds the identical model without
   ir::Model a = small_net(), b = small_net();
   nlohmann::ordered_json record;
   {
-    CalibDir calib(8, 800);
+    test::CalibDir calib(kInputDims, 8, 800);
     record = run_quantize(a, {{"calib", calib.path()}, {"method", "entropy"}, {"rules", "conv2:per_tensor"}}).record;
   }  // the calibration folder is gone now
   // The record goes through text, as in a state file.
@@ -260,7 +239,7 @@ TEST_CASE("quantize: replay from the record rebuilds the identical model without
 }
 
 TEST_CASE("quantize: a replay record that does not fit the model is a model error") {
-  CalibDir calib(2, 900);
+  test::CalibDir calib(kInputDims, 2, 900);
   ir::Model a = small_net();
   auto record = run_quantize(a, {{"calib", calib.path()}}).record;
   ir::Model b = small_net();

@@ -4,12 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <filesystem>
 
-#include "ir/npy.h"
-#include "support/paths.h"
-#include "transforms/fold_test_util.h"
-#include "transforms/quantize.h"
+#include "transforms/quantize_test_util.h"
 
 using namespace mcc;
 using mcc::test::add_input;
@@ -17,7 +13,7 @@ using mcc::test::add_node;
 using mcc::test::add_random_init;
 using mcc::test::attr_i;
 using mcc::test::attr_ints;
-namespace fs = std::filesystem;
+using mcc::test::run_quantize;
 
 namespace {
 
@@ -38,24 +34,8 @@ ir::Model conv_chain(int opset = 13) {
   return m;
 }
 
-struct CalibDir {
-  test::TempDir dir{"mcc-calib-tune"};
-  CalibDir(int n, uint32_t seed) {
-    for (int i = 0; i < n; ++i) {
-      fs::create_directories(dir.path / ("s" + std::to_string(i)));
-      ir::save_npy(test::random_tensor({1, 4, 8, 8}, seed + i, 0.f, 1.f), (dir.path / ("s" + std::to_string(i)) / "X.npy").string());
-    }
-  }
-  std::string path() const { return dir.path.string(); }
-};
-
-transforms::PassResult run_quantize(ir::Model& m, std::vector<std::pair<std::string, std::string>> opts,
-                                    const nlohmann::ordered_json* replay = nullptr) {
-  auto pass = transforms::make_quantize_pass();
-  transforms::Options o(pass->info(), std::move(opts));
-  transforms::PassContext ctx{o, "quantize", replay, ".", 1};
-  return pass->run(m, ctx);
-}
+/// The graph input's shape, which the calibration samples share.
+const std::vector<int64_t> kInputDims = {1, 4, 8, 8};
 
 /// Squared output error and mean output error against float32 over `n` random inputs.
 std::pair<double, double> output_error(const ir::Model& f, const ir::Model& q, int n) {
@@ -77,7 +57,7 @@ std::pair<double, double> output_error(const ir::Model& f, const ir::Model& q, i
 }  // namespace
 
 TEST_CASE("quantize: bias correction reduces the output error of a conv chain and is recorded") {
-  CalibDir calib(16, 3000);
+  test::CalibDir calib(kInputDims, 16, 3000);
   const ir::Model f = conv_chain();
   ir::Model off = conv_chain(), on = conv_chain();
   // Per-tensor weights round coarsely: the expected shift (Wq - W) E[x] is clearly visible.
@@ -106,7 +86,7 @@ TEST_CASE("quantize: bias corrections and 16-bit activations replay byte-identic
   ir::Model a = conv_chain(11), b = conv_chain(11);
   nlohmann::ordered_json record;
   {
-    CalibDir calib(8, 3100);
+    test::CalibDir calib(kInputDims, 8, 3100);
     record = run_quantize(a, {{"calib", calib.path()}, {"widen_below_db", "200"}}).record;
   }  // the calibration folder is gone now
   CHECK(record["widened"].size() == 3);
@@ -126,7 +106,7 @@ TEST_CASE("quantize: bias corrections and 16-bit activations replay byte-identic
 }
 
 TEST_CASE("quantize: the opset is raised to 21 only when every op keeps its meaning") {
-  CalibDir calib(2, 3200);
+  test::CalibDir calib(kInputDims, 2, 3200);
   ir::Model m = conv_chain(13);
   ir::Node& r = add_node(*m.graph, "ReduceMean", "reduce", {m.graph->find_value("Y")}, {"P"}, 13, {attr_ints("axes", {2, 3})});
   test::mark_output(*m.graph, *r.outputs[0]);
