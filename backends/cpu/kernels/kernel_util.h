@@ -3,11 +3,25 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/backend.h"
 
 namespace mcc::backends::cpu {
+
+/// Accumulation type for a float storage type: f64 stays f64, f32/f16/bf16 compute in f32.
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// Loads a stored value in compute type S (f16/bf16 go through f32).
+template <class S, class T>
+S cvt(T v) {
+  if constexpr (std::is_arithmetic_v<T>)
+    return static_cast<S>(v);
+  else
+    return static_cast<S>(static_cast<float>(v));
+}
 
 /// Numpy-style broadcast of two shapes; throws ModelError naming the node on mismatch.
 std::vector<int64_t> broadcast_shapes(const ir::Node& n, const std::vector<int64_t>& a,

@@ -15,7 +15,6 @@
 //   MeanVarianceNormalization (opsets 9, 13): axes (default [0, 2, 3]); (x - mean) / (std + 1e-9).
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/kernels/kernel_util.h"
@@ -27,17 +26,6 @@ namespace mcc::backends::cpu {
 namespace {
 
 using ir::DType;
-
-template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-template <class S, class T>
-S cvt(T v) {
-  if constexpr (std::is_arithmetic_v<T>)
-    return static_cast<S>(v);
-  else
-    return static_cast<S>(static_cast<float>(v));
-}
 
 std::vector<double> read_doubles(const ir::Node& n, const ir::Tensor& t, const char* what) {
   std::vector<double> v;

@@ -30,18 +30,6 @@ namespace {
 
 using ir::DType;
 
-template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-// Loads a stored value in compute type S (f16/bf16 go through f32).
-template <class S, class T>
-S cvt(T v) {
-  if constexpr (std::is_arithmetic_v<T>)
-    return static_cast<S>(v);
-  else
-    return static_cast<S>(static_cast<float>(v));
-}
-
 enum class PoolKind { Max, Avg, Lp };
 
 struct PoolAttrs {
