@@ -231,6 +231,33 @@ Kernel make_group_norm(const ir::Node& node) {
 
 // ------------------------------------------------------------------ LayerNormalization
 
+// x viewed as [outer, inner]: the dims before `axis` and the normalized dims from `axis` on.
+struct AxisSplit {
+  std::vector<int64_t> norm_dims;
+  int64_t outer = 1, inner = 1;
+  AxisSplit(const std::vector<int64_t>& dims, int64_t axis)
+      : norm_dims(dims.begin() + axis, dims.end()) {
+    for (size_t i = 0; i < dims.size(); ++i)
+      (static_cast<int64_t>(i) < axis ? outer : inner) *= dims[i];
+  }
+};
+
+// A per-element parameter (Scale, B) broadcast to the normalized shape, `inner` values.
+std::vector<double> expand_to_normalized(const ir::Node& n, const ir::Tensor& t,
+                                         const AxisSplit& sp, const char* what) {
+  if (t.rank() > sp.norm_dims.size() ||
+      broadcast_shapes(n, t.dims(), sp.norm_dims) != sp.norm_dims)
+    throw ModelError(n.describe() + ": " + what + " cannot be broadcast to the normalized shape");
+  const auto v = read_doubles(n, t, what);
+  std::vector<double> e(static_cast<size_t>(sp.inner));
+  for_each_broadcast(sp.norm_dims, {broadcast_strides(t.dims(), sp.norm_dims)},
+                     [&](int64_t i, int64_t o, int64_t, int64_t) {
+                       e[static_cast<size_t>(i)] = v[static_cast<size_t>(o)];
+                     });
+  return e;
+}
+
+
 Kernel make_layer_norm(const ir::Node& node) {
   const float eps = node.attr_float("epsilon", 1e-5f);
   const int64_t axis_attr = node.attr_int("axis", -1);
@@ -239,24 +266,10 @@ Kernel make_layer_norm(const ir::Node& node) {
     const ir::Tensor& x = ctx.in(0);
     const auto r = static_cast<int64_t>(x.rank());
     const int64_t axis = normalize_axis(n, axis_attr, r);
-    int64_t outer = 1, inner = 1;
-    for (int64_t i = 0; i < r; ++i) (i < axis ? outer : inner) *= x.dims()[static_cast<size_t>(i)];
-    const std::vector<int64_t> norm_dims(x.dims().begin() + axis, x.dims().end());
-    // Scale and B expanded to the normalized shape.
-    auto expand = [&](const ir::Tensor& t, const char* what) {
-      const auto v = read_doubles(n, t, what);
-      if (t.rank() > norm_dims.size() || broadcast_shapes(n, t.dims(), norm_dims) != norm_dims)
-        throw ModelError(n.describe() + ": " + what +
-                         " cannot be broadcast to the normalized shape");
-      std::vector<double> e(static_cast<size_t>(inner));
-      for_each_broadcast(norm_dims, {broadcast_strides(t.dims(), norm_dims)},
-                         [&](int64_t i, int64_t o, int64_t, int64_t) {
-                           e[static_cast<size_t>(i)] = v[static_cast<size_t>(o)];
-                         });
-      return e;
-    };
-    const auto scale = expand(ctx.in(1), "Scale");
-    const auto bias = ctx.has_input(2) ? expand(ctx.in(2), "B")
+    const AxisSplit sp(x.dims(), axis);
+    const int64_t outer = sp.outer, inner = sp.inner;
+    const auto scale = expand_to_normalized(n, ctx.in(1), sp, "Scale");
+    const auto bias = ctx.has_input(2) ? expand_to_normalized(n, ctx.in(2), sp, "B")
                                        : std::vector<double>(static_cast<size_t>(inner), 0.0);
     std::vector<int64_t> stat_dims(x.dims().begin(), x.dims().begin() + axis);
     stat_dims.resize(static_cast<size_t>(r), 1);
@@ -297,20 +310,10 @@ Kernel make_rms_norm(const ir::Node& node) {
   return [eps, axis_attr](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& x = ctx.in(0);
-    const auto r = static_cast<int64_t>(x.rank());
-    const int64_t axis = normalize_axis(n, axis_attr, r);
-    int64_t outer = 1, inner = 1;
-    for (int64_t i = 0; i < r; ++i) (i < axis ? outer : inner) *= x.dims()[static_cast<size_t>(i)];
-    const std::vector<int64_t> norm_dims(x.dims().begin() + axis, x.dims().end());
-    const ir::Tensor& st = ctx.in(1);
-    if (st.rank() > norm_dims.size() || broadcast_shapes(n, st.dims(), norm_dims) != norm_dims)
-      throw ModelError(n.describe() + ": scale cannot be broadcast to the normalized shape");
-    const auto sv = read_doubles(n, st, "scale");
-    std::vector<double> scale(static_cast<size_t>(inner));
-    for_each_broadcast(norm_dims, {broadcast_strides(st.dims(), norm_dims)},
-                       [&](int64_t i, int64_t o, int64_t, int64_t) {
-                         scale[static_cast<size_t>(i)] = sv[static_cast<size_t>(o)];
-                       });
+    const int64_t axis = normalize_axis(n, axis_attr, static_cast<int64_t>(x.rank()));
+    const AxisSplit sp(x.dims(), axis);
+    const int64_t outer = sp.outer, inner = sp.inner;
+    const auto scale = expand_to_normalized(n, ctx.in(1), sp, "scale");
     ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
     ir::dispatch<MCC_FLOAT_DTYPES>(x.dtype(), n.describe() + ": RMSNormalization", [&](auto tag) {
       using T = typename decltype(tag)::type;
