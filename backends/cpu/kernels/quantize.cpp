@@ -146,40 +146,35 @@ void store_int(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool
   std::memcpy(p + sizeof(T) * i, &q, sizeof(T));
 }
 
-int nibble(const std::byte* p, int64_t i) { return (static_cast<int>(p[i / 2]) >> ((i % 2) * 4)) & 0xF; }
-void set_nibble(std::byte* p, int64_t i, int code) {
-  const int sh = static_cast<int>(i % 2) * 4;
-  p[i / 2] = static_cast<std::byte>((static_cast<int>(p[i / 2]) & ~(0xF << sh)) | ((code & 0xF) << sh));
+// Code i of `Bits` bits in a packed run, lowest bits first.
+template <int Bits>
+int packed_code(const std::byte* p, int64_t i) {
+  constexpr int kPerByte = 8 / Bits, kMask = (1 << Bits) - 1;
+  return (static_cast<int>(p[i / kPerByte]) >> ((i % kPerByte) * Bits)) & kMask;
 }
-template <bool Signed>
-float load_int4(const QCodec&, const std::byte* p, int64_t i) {
-  const int v = nibble(p, i);
-  return static_cast<float>(Signed && v >= 8 ? v - 16 : v);
+template <int Bits>
+void set_packed_code(std::byte* p, int64_t i, int code) {
+  constexpr int kPerByte = 8 / Bits, kMask = (1 << Bits) - 1;
+  const int sh = static_cast<int>(i % kPerByte) * Bits;
+  p[i / kPerByte] = static_cast<std::byte>((static_cast<int>(p[i / kPerByte]) & ~(kMask << sh)) | ((code & kMask) << sh));
 }
-void store_int4(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool) {
-  set_nibble(p, i, static_cast<int>(saturate_int(c, v, zp)));
+template <int Bits, bool Signed>
+float load_packed_int(const QCodec&, const std::byte* p, int64_t i) {
+  const int v = packed_code<Bits>(p, i);
+  return static_cast<float>(Signed && v >= (1 << (Bits - 1)) ? v - (1 << Bits) : v);
 }
-int crumb(const std::byte* p, int64_t i) { return (static_cast<int>(p[i / 4]) >> ((i % 4) * 2)) & 0x3; }
-void set_crumb(std::byte* p, int64_t i, int code) {
-  const int sh = static_cast<int>(i % 4) * 2;
-  p[i / 4] = static_cast<std::byte>((static_cast<int>(p[i / 4]) & ~(0x3 << sh)) | ((code & 0x3) << sh));
-}
-template <bool Signed>
-float load_int2(const QCodec&, const std::byte* p, int64_t i) {
-  const int v = crumb(p, i);
-  return static_cast<float>(Signed && v >= 2 ? v - 4 : v);
-}
-void store_int2(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool) {
-  set_crumb(p, i, static_cast<int>(saturate_int(c, v, zp)));
+template <int Bits>
+void store_packed_int(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool) {
+  set_packed_code<Bits>(p, i, static_cast<int>(saturate_int(c, v, zp)));
 }
 float load_f8(const QCodec& c, const std::byte* p, int64_t i) { return c.mf->value[static_cast<uint8_t>(p[i])]; }
 // Float8 quantization ignores the zero point, as the ONNX reference does.
 void store_f8(const QCodec& c, std::byte* p, int64_t i, float v, float, bool saturate) {
   p[i] = static_cast<std::byte>(c.mf->encode(v, saturate));
 }
-float load_f4(const QCodec& c, const std::byte* p, int64_t i) { return c.mf->value[nibble(p, i)]; }
+float load_f4(const QCodec& c, const std::byte* p, int64_t i) { return c.mf->value[packed_code<4>(p, i)]; }
 void store_f4(const QCodec& c, std::byte* p, int64_t i, float v, float zp, bool) {
-  set_nibble(p, i, c.mf->encode(v + zp, true));
+  set_packed_code<4>(p, i, c.mf->encode(v + zp, true));
 }
 
 QCodec codec_for(const ir::Node& n, DType dt, bool allow_i32) {
@@ -192,13 +187,13 @@ QCodec codec_for(const ir::Node& n, DType dt, bool allow_i32) {
   } else if (dt == DType::U4 || dt == DType::I4) {
     const bool s = dt == DType::I4;
     c.packed = true; c.lo = s ? -8.f : 0.f; c.hi = s ? 7.f : 15.f;
-    c.load_fn = s ? load_int4<true> : load_int4<false>;
-    c.store_fn = store_int4;
+    c.load_fn = s ? load_packed_int<4, true> : load_packed_int<4, false>;
+    c.store_fn = store_packed_int<4>;
   } else if (dt == DType::U2 || dt == DType::I2) {
     const bool s = dt == DType::I2;
     c.packed = true; c.lo = s ? -2.f : 0.f; c.hi = s ? 1.f : 3.f;
-    c.load_fn = s ? load_int2<true> : load_int2<false>;
-    c.store_fn = store_int2;
+    c.load_fn = s ? load_packed_int<2, true> : load_packed_int<2, false>;
+    c.store_fn = store_packed_int<2>;
   } else if (dt == DType::I32 && !allow_i32) {
     throw UnsupportedError(n.describe() + ": " + n.op_type + " to int32 is not supported");
   } else {
