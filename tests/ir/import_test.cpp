@@ -7,28 +7,18 @@
 #include <cstring>
 #include <functional>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "ir/onnx_io.h"
+#include "support/files.h"
 #include "support/paths.h"
 
 namespace fs = std::filesystem;
 using namespace mcc;
+using mcc::test::slurp;
+using mcc::test::spit;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void spit(const fs::path& p, const std::string& bytes) {
-  std::ofstream f(p, std::ios::binary);
-  f << bytes;
-}
 
 /// A model with one graph input X (f32[2]) and one output Y; the caller adds nodes/initializers.
 onnx::ModelProto base_model() {

@@ -7,24 +7,16 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "ir/onnx_io.h"
 #include "ir/verifier.h"
+#include "support/files.h"
 #include "support/paths.h"
 
 namespace fs = std::filesystem;
 using namespace mcc;
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 /// Normalisation 1 of onnx_export.cpp: typed data fields become little-endian raw_data.
 void typed_to_raw(onnx::TensorProto& t) {
@@ -91,13 +83,13 @@ void roundtrip_one(const fs::path& model, const fs::path& tmp, CorpusResult& r) 
     if (r.failures.size() < 8) r.failures.push_back(model.string() + ": " + why.substr(0, 600));
   };
   onnx::ModelProto orig;
-  if (!orig.ParseFromString(read_file(model))) return fail("the original does not parse");
+  if (!orig.ParseFromString(test::slurp(model))) return fail("the original does not parse");
   try {
     const ir::Model m = ir::load_model(model.string());
     ir::verify(m);  // every imported model satisfies the IR invariants
     const fs::path out1 = tmp / "a.onnx";
     ir::save_model(m, out1.string());
-    const std::string bytes1 = read_file(out1);
+    const std::string bytes1 = test::slurp(out1);
     onnx::ModelProto saved;
     if (!saved.ParseFromString(bytes1)) return fail("the saved model does not parse");
     normalize_graph(*orig.mutable_graph());
@@ -188,8 +180,8 @@ TEST_CASE("ONNX test-data tensor files load and save losslessly") {
       ++compared;
       ir::save_tensor_pb(t, (tmp.path / "t.pb").string());
       onnx::TensorProto a, b;
-      a.ParseFromString(read_file(p));
-      b.ParseFromString(read_file(tmp.path / "t.pb"));
+      a.ParseFromString(test::slurp(p));
+      b.ParseFromString(test::slurp(tmp.path / "t.pb"));
       typed_to_raw(a);
       if (!google::protobuf::util::MessageDifferencer::Equals(a, b)) {
         ++failed;

@@ -8,10 +8,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "support/files.h"
 #include "support/paths.h"
 
 extern char** environ;
@@ -22,16 +22,6 @@ struct RunResult {
   int code = -1;
   std::string out, err;
 };
-
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-inline void spit(const std::filesystem::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 inline RunResult run_mcc(const std::vector<std::string>& args) {
   static TempDir io("mcc-cli-io");
