@@ -22,20 +22,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnxruntime as ort
 
+from common import print_table, run
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(cmd, **kw):
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if p.returncode != 0:
-        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
-    return p, time.perf_counter() - t0
 
 
 def session(path, threads):
@@ -105,6 +98,17 @@ def compare_outputs(fp32, int8, samples, threads):
     return res, (float(np.mean(agree)) if agree else None)
 
 
+def quantize_and_compare(args, work, tag, model, samples, n_calib):
+    """Calibrates on the first n_calib samples, evaluates on the rest: (compare_outputs..., seconds)."""
+    calib, ev = os.path.join(work, f"{tag}_calib"), os.path.join(work, f"{tag}_eval")
+    save_samples(calib, samples[:n_calib])
+    save_samples(ev, samples[n_calib:])
+    q = os.path.join(work, f"{tag}.int8.onnx")
+    secs = quantize(args, model, q, calib)
+    res, agree = compare_outputs(model, q, load_samples(ev), args.threads)
+    return res, agree, secs
+
+
 def mnist(args, work, rows):
     x = np.load(os.path.join(args.shared, "data", "mnist", "x.npy"))
     y = np.load(os.path.join(args.shared, "data", "mnist", "y.npy"))
@@ -169,13 +173,8 @@ def mobilenet(args, work, rows):
         return a.transpose(2, 0, 1)[None].copy()
 
     samples = [(os.path.splitext(os.path.basename(p))[0], {"input": prep(p)}) for p in photos[40:80]]
-    calib, ev = os.path.join(work, "mnv2_calib"), os.path.join(work, "mnv2_eval")
-    save_samples(calib, samples[:20])
-    save_samples(ev, samples[20:])
     model = os.path.join(args.shared, "models", "mobilenet_v2_random_bn_opset13.onnx")
-    q = os.path.join(work, "mnv2.int8.onnx")
-    secs = quantize(args, model, q, calib)
-    res, agree = compare_outputs(model, q, load_samples(ev), args.threads)
+    res, agree, secs = quantize_and_compare(args, work, "mnv2", model, samples, 20)
     r = res["logits"]
     rows.append(("MobileNetV2", "logits SNR pooled / worst (20 COCO 224x224)", f"{r['snr']:.2f} / {r['worst_snr']:.2f} dB",
                  "reported", "", ""))
@@ -200,13 +199,8 @@ def silero(args, work, rows):
                 "h": np.zeros((2, 1, 64), np.float32), "c": np.zeros((2, 1, 64), np.float32)}
 
     samples = [(f"chunk{i:02d}", chunk(i)) for i in range(40)]
-    calib, ev = os.path.join(work, "vad_calib"), os.path.join(work, "vad_eval")
-    save_samples(calib, samples[:20])
-    save_samples(ev, samples[20:])
     model = os.path.join(args.shared, "models", "silero_vad_legacy.onnx")
-    q = os.path.join(work, "vad.int8.onnx")
-    secs = quantize(args, model, q, calib)
-    res, _ = compare_outputs(model, q, load_samples(ev), args.threads)
+    res, _, secs = quantize_and_compare(args, work, "vad", model, samples, 20)
     for n, r in res.items():
         rows.append(("Silero VAD", f"'{n}' SNR pooled / worst; cosine min (20 chunks)",
                      f"{r['snr']:.2f} / {r['worst_snr']:.2f} dB; {r['min_cos']:.5f}", "reported", "", ""))
@@ -227,11 +221,8 @@ def main():
     rows = []
     for m in args.models.split(","):
         {"mnist": mnist, "yolox": yolox, "mobilenet": mobilenet, "silero": silero}[m](args, work, rows)
-    head = ("model", "metric", "value", "bar", "", "verdict")
-    w = [max(len(str(r[i])) for r in rows + [head]) for i in range(6)]
-    print(f"onnxruntime {ort.__version__}, {args.threads} thread(s), work dir {work}")
-    for r in [head] + rows:
-        print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(r)).rstrip())
+    print_table(f"onnxruntime {ort.__version__}, {args.threads} thread(s), work dir {work}",
+                ("model", "metric", "value", "bar", "", "verdict"), rows)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,16 +26,9 @@ import time
 import numpy as np
 import onnxruntime as ort
 
+from common import print_table, run
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(cmd):
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    secs = time.perf_counter() - t0
-    if p.returncode != 0:
-        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
-    return p, secs
 
 
 def peak_rss_mb(cmd):
@@ -139,11 +131,8 @@ def main():
         lat = ort_latency(model, qm, feeds_list[0], args.threads, args.runs)
         rows.append((name, f"ORT latency fp32 / int8 ({t} thr, median)", f"{lat['fp32']:.3f} / {lat['int8']:.3f} ms",
                      "", f"int8 x{lat['fp32'] / lat['int8']:.2f} speed", ""))
-    head = ("model", "measure", "value", "reference", "ratio", "verdict")
-    w = [max(len(str(x[i])) for x in rows + [head]) for i in range(6)]
-    print(f"onnxruntime {ort.__version__}, {args.threads} thread(s), {args.runs} runs, work dir {work}")
-    for x in [head] + rows:
-        print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(x)).rstrip())
+    print_table(f"onnxruntime {ort.__version__}, {args.threads} thread(s), {args.runs} runs, work dir {work}",
+                ("model", "measure", "value", "reference", "ratio", "verdict"), rows)
 
 
 if __name__ == "__main__":

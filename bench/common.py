@@ -1,0 +1,22 @@
+"""Helpers shared by the bench scripts: a timed subprocess run and the plain-text result table."""
+import subprocess
+import sys
+import time
+
+
+def run(cmd, **kw):
+    """Runs cmd capturing text output; exits with its stderr on failure. Returns (process, seconds)."""
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    secs = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    return p, secs
+
+
+def print_table(title, head, rows):
+    """Prints title, then head and rows as left-aligned columns two spaces apart."""
+    w = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+    print(title)
+    for r in [head] + rows:
+        print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(r)).rstrip())
