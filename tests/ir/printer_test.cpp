@@ -4,17 +4,12 @@
 
 #include "ir/graph.h"
 #include "ir/printer.h"
+#include "support/ir_attr.h"
 
 using namespace mcc::ir;
+using mcc::test::attr;
 
 namespace {
-Attribute attr(std::string name, AttrKind k, AttrValue v) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = k;
-  a.value = std::move(v);
-  return a;
-}
 
 Value& typed_input(Graph& g, const std::string& name, DType dt, Shape s) {
   Value& v = g.add_value(name);

@@ -6,18 +6,12 @@
 
 #include "ir/graph.h"
 #include "ir/verifier.h"
+#include "support/ir_attr.h"
 
 using namespace mcc::ir;
+using mcc::test::attr;
 
 namespace {
-
-Attribute attr(std::string name, AttrKind k, AttrValue v) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = k;
-  a.value = std::move(v);
-  return a;
-}
 
 /// x -> Mul(x, w) -> m -> If(cond){ then: Neg(m) } -> y, with typed graph inputs/outputs.
 struct Fixture {
