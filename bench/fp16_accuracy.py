@@ -92,31 +92,39 @@ def to_opset17(src, dst):
     onnx.save(m, dst)
 
 
+def convert_and_run(args, work, tag, src, dtype, xs, input_name=None):
+    """Converts src to dtype (bf16 from a copy raised to opset 17) and runs the reference and the
+    converted model on xs, the latter under onnxruntime where it loads and under mcc otherwise.
+    Returns (reference outputs, converted outputs, runtime, stage state, loads in onnxruntime)."""
+    ref = src
+    if dtype == "bf16":
+        ref = os.path.join(work, f"{tag}.opset17.onnx")
+        to_opset17(src, ref)
+    out = os.path.join(work, f"{tag}.{dtype}.onnx")
+    state = convert(args.mcc, ref, out, f"fp16{{dtype={dtype}}}")
+    ref_sess = session(ref)
+    base = run_ort(ref_sess, xs)
+    sess, why = try_session(out)
+    if sess is not None:
+        return base, run_ort(sess, xs), "onnxruntime", state, True
+    name = input_name or ref_sess.get_inputs()[0].name
+    low = run_mcc(args.mcc, out, name, xs, work)
+    return base, low, "mcc cpu (onnxruntime: " + why + ")", state, False
+
+
 def mnist(args, work, dtype):
     src = os.path.join(SHARED, "models", "mnist.onnx")
     x = np.load(os.path.join(SHARED, "data", "mnist", "x.npy"))[: args.digits]
     y = np.load(os.path.join(SHARED, "data", "mnist", "y.npy"))[: args.digits]
-    ref = src
-    if dtype == "bf16":
-        ref = os.path.join(work, "mnist.opset17.onnx")
-        to_opset17(src, ref)
-    out = os.path.join(work, f"mnist.{dtype}.onnx")
-    state = convert(args.mcc, ref, out, f"fp16{{dtype={dtype}}}")
     xs = [x[i : i + 1] for i in range(len(x))]
-    base = np.concatenate(run_ort(session(ref), xs))
-    sess, why = try_session(out)
-    runtime = "onnxruntime"
-    if sess is not None:
-        low = np.concatenate(run_ort(sess, xs))
-    else:
-        runtime = "mcc cpu (onnxruntime: " + why + ")"
-        low = np.concatenate(run_mcc(args.mcc, out, session(ref).get_inputs()[0].name, xs, work))
+    base, low, runtime, state, in_ort = convert_and_run(args, work, "mnist", src, dtype, xs)
+    base, low = np.concatenate(base), np.concatenate(low)
     p32, plow = base.argmax(1), low.astype(np.float32).argmax(1)
     return {
         "model": "mnist", "dtype": dtype, "samples": int(len(x)), "runtime": runtime,
         "top1_agreement": float((p32 == plow).mean()),
         "accuracy_fp32": float((p32 == y).mean()), "accuracy_low": float((plow == y).mean()),
-        "loads_in_ort": sess is not None, "stats": stage_stats(state),
+        "loads_in_ort": in_ort, "stats": stage_stats(state),
     }
 
 
@@ -128,20 +136,7 @@ def yolox(args, work, dtype):
                         str(args.images)], check=True, capture_output=True)
     ids = sorted(os.listdir(samples))[: args.images]
     xs = [np.load(os.path.join(samples, i, "images.npy")) for i in ids]
-    ref = src
-    if dtype == "bf16":
-        ref = os.path.join(work, "yolox.opset17.onnx")
-        to_opset17(src, ref)
-    out = os.path.join(work, f"yolox.{dtype}.onnx")
-    state = convert(args.mcc, ref, out, f"fp16{{dtype={dtype}}}")
-    base = run_ort(session(ref), xs)
-    sess, why = try_session(out)
-    runtime = "onnxruntime"
-    if sess is not None:
-        low = run_ort(sess, xs)
-    else:
-        runtime = "mcc cpu (onnxruntime: " + why + ")"
-        low = run_mcc(args.mcc, out, "images", xs, work)
+    base, low, runtime, state, in_ort = convert_and_run(args, work, "yolox", src, dtype, xs, "images")
     cos = []
     for a, b in zip(base, low):
         a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
@@ -149,7 +144,7 @@ def yolox(args, work, dtype):
     return {
         "model": "yolox_nano", "dtype": dtype, "images": len(xs), "runtime": runtime,
         "cosine_min": min(cos), "cosine_mean": float(np.mean(cos)),
-        "loads_in_ort": sess is not None, "stats": stage_stats(state),
+        "loads_in_ort": in_ort, "stats": stage_stats(state),
     }
 
 
