@@ -2,7 +2,8 @@
 // explicit pads or auto_pad SAME_UPPER/SAME_LOWER/VALID, optional bias.
 // dtypes: f32, f64 (computed natively), f16, bf16 (converted to f32, computed and accumulated
 // in f32, stored back). Algorithms: 1x1/stride-1/unpadded convs are one GEMM per image and group;
-// depthwise convs (C/group == 1) run a direct per-channel loop; everything else is im2col on
+// depthwise convs (C/group == 1) run conv_depthwise.cpp (3x3/5x5, stride 1/2) or a direct
+// per-channel loop; everything else is im2col on
 // column blocks + Eigen GEMM, blocks spread over the thread pool.
 // CausalConvWithState (opset 27): depthwise causal 1-D conv with carried state and optional SiLU,
 // through the same depthwise path; same dtypes (f64 in f64).
@@ -158,6 +159,8 @@ template <class T>
 void depthwise(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w,
                const T* bias, T* y, const Epilogue* ep) {
   const WindowGeom& g = p.g;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    if (depthwise_fast<T>(ctx, p, x, w, bias, y, ep)) return;
   if (g.in[0] == 1 && g.k[0] == 1) {
     depthwise_padded(ctx, p, x, w, bias, y, ep);
     return;
@@ -225,9 +228,13 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   int64_t nb = std::max<int64_t>(pointwise ? 128 : 32, (int64_t{1} << (pointwise ? 15 : 16)) /
                                                            std::max<int64_t>(K, 1));
   if (p.n * p.group < threads) nb = std::min(nb, std::max<int64_t>(8, (P + threads - 1) / threads));
-  nb = std::min(nb, P);
   if (nb > 16) nb = nb / 16 * 16;
-  const int64_t blocks = (P + nb - 1) / nb;
+  // Balanced blocks (no short tail block), multiples of 16 positions where that is possible.
+  int64_t blocks = (P + nb - 1) / nb;
+  nb = (P + blocks - 1) / blocks;
+  if (nb > 16) nb = (nb + 15) / 16 * 16;
+  nb = std::min(nb, P);
+  blocks = (P + nb - 1) / nb;
   ctx.parallel_for(p.n * p.group * blocks, mg * K * nb, [&](int64_t b, int64_t e) {
     std::vector<T> col(pointwise ? 0 : static_cast<size_t>(K * nb));
     for (int64_t item = b; item < e; ++item) {
@@ -244,14 +251,23 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
         src = col.data();
         ld = cnt;
       }
-      bool done = false;
-      if constexpr (std::is_same_v<T, float>)
-        done = conv_gemm_f32(mg, cnt, K, wm.data(), K, src, ld, ym.data(), P);
+      bool done = false, finished = false;
+      if constexpr (std::is_same_v<T, float>) {
+        // Bias and a Relu/Clip are applied in the GEMM's registers; other activations after it.
+        const bool clamp = epi.act == Epilogue::Act::Relu || epi.act == Epilogue::Act::Clip;
+        const float bounds[2] = {epi.act == Epilogue::Act::Relu ? 0.f : epi.alpha,
+                                 epi.act == Epilogue::Act::Relu ? INFINITY : epi.beta};
+        finished = epi.trivial() || clamp;
+        done = conv_gemm_f32(mg, cnt, K, wm.data(), K, src, ld, ym.data(), P,
+                             finished && bias ? bias + gi * mg : nullptr,
+                             finished && clamp ? bounds : nullptr);
+      }
       if (!done) {
+        finished = false;
         Eigen::Map<const RM, 0, Eigen::OuterStride<>> cm(src, K, cnt, Eigen::OuterStride<>(ld));
         ym.noalias() = wm * cm;
       }
-      if (bias || !epi.trivial())
+      if (!finished && (bias || !epi.trivial()))
         apply_epilogue<T>(ym.data(), mg, cnt, P, bias ? bias + gi * mg : nullptr, epi);
     }
   });

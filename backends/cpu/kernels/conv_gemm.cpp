@@ -2,7 +2,8 @@
 // Register tiles of 6 output channels x 32 positions (12 accumulators); W values are broadcast
 // straight from the weight rows and X rows are read contiguously, so nothing is packed. Each
 // output is summed over k in order (deterministic, independent of threads and blocking).
-// Without AVX-512 conv_gemm_f32 returns false and the caller uses Eigen.
+// The bias and a Relu/Clip clamp are applied in registers before the store (the output block is
+// written once). Without AVX-512 conv_gemm_f32 returns false and the caller uses Eigen.
 #include <cstdint>
 
 #if defined(__AVX512F__)
@@ -14,9 +15,28 @@ namespace mcc::backends::cpu {
 #if defined(__AVX512F__)
 namespace {
 
-template <int MR>
-inline void tile(int64_t K, const float* W, int64_t ldw, const float* X, int64_t ldx, float* Y,
-                 int64_t ldy, __mmask16 m0, __mmask16 m1) {
+// Output finish in registers: + bias[row], then clamped to [lo, hi] as Clip does
+// (v < lo ? lo : v > hi ? hi : v, NaN kept).
+struct Finish {
+  const float* bias = nullptr;
+  bool clamp = false;
+  float lo = 0.f, hi = 0.f;
+};
+
+inline __m512 finish(__m512 v, const Finish& f, int row) {
+  if (f.bias) v = _mm512_add_ps(v, _mm512_set1_ps(f.bias[row]));
+  if (f.clamp) {
+    const __m512 lo = _mm512_set1_ps(f.lo), hi = _mm512_set1_ps(f.hi);
+    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), v, hi);
+    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v, lo);
+  }
+  return v;
+}
+
+// Kept out of line: inlined into the row loop, GCC spills the accumulators.
+template <int MR, bool Full>
+__attribute__((noinline)) void tile(int64_t K, const float* W, int64_t ldw, const float* X, int64_t ldx, float* Y,
+                 int64_t ldy, __mmask16 m0, __mmask16 m1, const Finish& f) {
   __m512 a0[MR], a1[MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
@@ -25,8 +45,8 @@ inline void tile(int64_t K, const float* W, int64_t ldw, const float* X, int64_t
   }
   for (int64_t k = 0; k < K; ++k) {
     const float* xr = X + k * ldx;
-    const __m512 x0 = _mm512_maskz_loadu_ps(m0, xr);
-    const __m512 x1 = _mm512_maskz_loadu_ps(m1, xr + 16);
+    const __m512 x0 = Full ? _mm512_loadu_ps(xr) : _mm512_maskz_loadu_ps(m0, xr);
+    const __m512 x1 = Full ? _mm512_loadu_ps(xr + 16) : _mm512_maskz_loadu_ps(m1, xr + 16);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const __m512 w = _mm512_set1_ps(W[i * ldw + k]);
@@ -36,20 +56,23 @@ inline void tile(int64_t K, const float* W, int64_t ldw, const float* X, int64_t
   }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
-    _mm512_mask_storeu_ps(Y + i * ldy, m0, a0[i]);
-    _mm512_mask_storeu_ps(Y + i * ldy + 16, m1, a1[i]);
+    _mm512_mask_storeu_ps(Y + i * ldy, m0, finish(a0[i], f, i));
+    _mm512_mask_storeu_ps(Y + i * ldy + 16, m1, finish(a1[i], f, i));
   }
 }
 
 template <int MR>
 void rows(int64_t N, int64_t K, const float* W, int64_t ldw, const float* X, int64_t ldx, float* Y,
-          int64_t ldy) {
+          int64_t ldy, const Finish& f) {
   for (int64_t j = 0; j < N; j += 32) {
     const int64_t left = N - j;
     const __mmask16 m0 = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
     const __mmask16 m1 =
         left >= 32 ? __mmask16(0xFFFF) : left <= 16 ? __mmask16(0) : __mmask16((1u << (left - 16)) - 1);
-    tile<MR>(K, W, ldw, X + j, ldx, Y + j, ldy, m0, m1);
+    if (left >= 32)
+      tile<MR, true>(K, W, ldw, X + j, ldx, Y + j, ldy, m0, m1, f);
+    else
+      tile<MR, false>(K, W, ldw, X + j, ldx, Y + j, ldy, m0, m1, f);
   }
 }
 
@@ -57,21 +80,34 @@ void rows(int64_t N, int64_t K, const float* W, int64_t ldw, const float* X, int
 #endif
 
 bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw, const float* X,
-                   int64_t ldx, float* Y, int64_t ldy) {
+                   int64_t ldx, float* Y, int64_t ldy, const float* bias, const float* clamp) {
 #if defined(__AVX512F__)
+  Finish f;
+  f.bias = bias;
+  if (clamp) {
+    f.clamp = true;
+    f.lo = clamp[0];
+    f.hi = clamp[1];
+  }
   int64_t m = 0;
-  for (; m + 6 <= M; m += 6) rows<6>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy);
+  auto sub = [&](int64_t r) {
+    Finish fr = f;
+    if (fr.bias) fr.bias += r;
+    return fr;
+  };
+  for (; m + 6 <= M; m += 6) rows<6>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m));
   switch (M - m) {
-    case 5: rows<5>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
-    case 4: rows<4>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
-    case 3: rows<3>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
-    case 2: rows<2>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
-    case 1: rows<1>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy); break;
+    case 5: rows<5>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
+    case 4: rows<4>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
+    case 3: rows<3>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
+    case 2: rows<2>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
+    case 1: rows<1>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
     default: break;
   }
   return true;
 #else
   (void)M, (void)N, (void)K, (void)W, (void)ldw, (void)X, (void)ldx, (void)Y, (void)ldy;
+  (void)bias, (void)clamp;
   return false;
 #endif
 }

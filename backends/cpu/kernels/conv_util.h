@@ -57,9 +57,18 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
               T* y, const Epilogue* ep = nullptr);
 
 /// Y[M, N] = W[M, K] * X[K, N], row-major with row strides ldw/ldx/ldy, on AVX-512 register tiles
-/// (conv_gemm.cpp); false (nothing written) when the build has no AVX-512.
+/// (conv_gemm.cpp); false (nothing written) when the build has no AVX-512. Each output then gets
+/// + bias[row] (bias may be null) and, when clamp is set, v < clamp[0] ? clamp[0] : v > clamp[1] ?
+/// clamp[1] : v, before it is stored.
 bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw, const float* X,
-                   int64_t ldx, float* Y, int64_t ldy);
+                   int64_t ldx, float* Y, int64_t ldy, const float* bias = nullptr,
+                   const float* clamp = nullptr);
+
+/// Depthwise 2-D conv with a 3x3 or 5x5 kernel, stride 1 or 2 and no dilation, T in {float,
+/// double} (conv_depthwise.cpp); false (nothing written) for any other shape.
+template <class T>
+bool depthwise_fast(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w,
+                    const T* bias, T* y, const Epilogue* ep);
 
 /// Row-major C[M,N] = A[M,K] * B[K,N] (+ C when accumulate), split over blocks of the larger
 /// output dim across the pool. lda/ldb/ldc are row strides; trans flags read A/B transposed

@@ -1,0 +1,111 @@
+// Depthwise Conv fast path (part of Conv, ONNX opsets 1, 11, 22; see conv.cpp): 2-D, square
+// 3x3 or 5x5 kernels, stride 1 or 2 in both dims, no dilation, any pads and channel multiplier.
+// dtypes: f32 and f64, accumulated in the input type. Each channel's input rows are copied once
+// into zero-padded column phases (column j*S + q of the padded row goes to phase q, column j), so
+// every tap of every output row reads a contiguous run and the output row is computed in one
+// vectorised pass with the K*K weights in registers; out-of-range rows read a zero row. Each
+// output is bias + taps summed in (kh, kw) order, the same order for every thread count.
+// Everything else (dilations, other kernel sizes or strides, 1-D/3-D) returns false and takes the
+// general depthwise loop in conv.cpp.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/kernels/conv_util.h"
+
+namespace mcc::backends::cpu {
+
+namespace {
+
+template <class T, int K, int S>
+void run_dw(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias,
+            T* y, const Epilogue* ep) {
+  const WindowGeom& g = p.g;
+  const int64_t mult = p.m / p.group;
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t pt = g.pad_b[1], pl = g.pad_b[2];
+  const int64_t L = OW + K;                         // columns of one phase row (with slack)
+  const int64_t rows = std::max<int64_t>((OH - 1) * S + K, pt + H);  // padded rows addressed
+  // Phase q of padded row r starts at buf[(r * S + q) * L]; row `rows` is an all-zero row.
+  ctx.parallel_for(p.n * p.m, OH * OW * K * K, [&](int64_t b, int64_t e) {
+    std::vector<T> buf(static_cast<size_t>((rows + 1) * S * L), T(0));
+    // Columns [jlo[q], jhi[q]) of phase q come from the input row; the rest stay zero.
+    int64_t jlo[S], jhi[S];
+    for (int q = 0; q < S; ++q) {
+      // c = j*S + q - pl in [0, W)
+      const int64_t lo = pl - q <= 0 ? 0 : (pl - q + S - 1) / S;
+      const int64_t hi = W - 1 + pl - q < 0 ? 0 : (W - 1 + pl - q) / S + 1;
+      jlo[q] = std::min(lo, L);
+      jhi[q] = std::clamp(hi, jlo[q], L);
+    }
+    int64_t cur_ic = -1;
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t oc = item % p.m, ni = item / p.m, ic = oc / mult;
+      const int64_t chan = ni * p.c + ic;
+      if (chan != cur_ic) {  // fill the phases of every input row (zeros elsewhere stay zero)
+        cur_ic = chan;
+        const T* xc = x + chan * H * W;
+        for (int64_t h = 0; h < H; ++h) {
+          const int64_t r = h + pt;
+          if (r >= rows) break;
+          const T* __restrict xr = xc + h * W;
+          for (int q = 0; q < S; ++q) {
+            T* __restrict dst = buf.data() + (r * S + q) * L;
+            const int64_t lo = jlo[q], hi = jhi[q], off = q - pl;
+            if constexpr (S == 1) {
+              std::memcpy(dst + lo, xr + lo + off, static_cast<size_t>(hi - lo) * sizeof(T));
+            } else {
+              for (int64_t j = lo; j < hi; ++j) dst[j] = xr[j * S + off];
+            }
+          }
+        }
+      }
+      T wk[K * K];
+      for (int i = 0; i < K * K; ++i) wk[i] = w[oc * K * K + i];
+      const T bv = bias ? bias[oc] : T(0);
+      T* yc = y + item * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const T* src[K][S];
+        for (int kh = 0; kh < K; ++kh) {
+          int64_t r = oh * S + kh;
+          if (r < pt || r >= pt + H) r = rows;  // padding row: the zero row
+          for (int q = 0; q < S; ++q) src[kh][q] = buf.data() + (r * S + q) * L;
+        }
+        T* __restrict yr = yc + oh * OW;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          T v = bv;
+#pragma GCC unroll 5
+          for (int kh = 0; kh < K; ++kh)
+#pragma GCC unroll 5
+            for (int kw = 0; kw < K; ++kw) v += wk[kh * K + kw] * src[kh][kw % S][ow + kw / S];
+          yr[ow] = v;
+        }
+      }
+      if (ep && !ep->trivial()) apply_epilogue<T>(yc, 1, OH * OW, OH * OW, nullptr, *ep);
+    }
+  });
+}
+
+}  // namespace
+
+template <class T>
+bool depthwise_fast(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w,
+                    const T* bias, T* y, const Epilogue* ep) {
+  const WindowGeom& g = p.g;
+  if (g.nd != 2 || g.in[0] != 1 || g.k[0] != 1 || g.dil[1] != 1 || g.dil[2] != 1) return false;
+  if (g.k[1] != g.k[2] || g.stride[1] != g.stride[2]) return false;
+  const int64_t k = g.k[1], s = g.stride[1];
+  if (k == 3 && s == 1) run_dw<T, 3, 1>(ctx, p, x, w, bias, y, ep);
+  else if (k == 3 && s == 2) run_dw<T, 3, 2>(ctx, p, x, w, bias, y, ep);
+  else if (k == 5 && s == 1) run_dw<T, 5, 1>(ctx, p, x, w, bias, y, ep);
+  else if (k == 5 && s == 2) run_dw<T, 5, 2>(ctx, p, x, w, bias, y, ep);
+  else return false;
+  return true;
+}
+
+template bool depthwise_fast<float>(const KernelContext&, const ConvProblem&, const float*,
+                                    const float*, const float*, float*, const Epilogue*);
+template bool depthwise_fast<double>(const KernelContext&, const ConvProblem&, const double*,
+                                     const double*, const double*, double*, const Epilogue*);
+
+}  // namespace mcc::backends::cpu

@@ -1,0 +1,146 @@
+// Conv fast paths on the cpu backend: the depthwise 3x3/5x5 stride-1/2 path (f32, f64, channel
+// multiplier > 1, wide and narrow maps, asymmetric pads, batch > 1) against a direct loop, the
+// same results for 1 and 2 threads, and the GEMM path with bias and Clip finished in registers.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "support/op_test.h"
+
+using namespace mcc;
+using namespace mcc::test;
+using ir::Tensor;
+
+namespace {
+
+struct DwCase {
+  int64_t N, C, mult, H, W, K, s, pt, pl, pb, pr;
+};
+
+// Direct loop in double: y[n, c*mult + j] = bias + sum over the window.
+std::vector<double> direct_dw(const DwCase& c, const std::vector<float>& x, const std::vector<float>& w,
+                              const std::vector<float>& b, int64_t OH, int64_t OW) {
+  const int64_t M = c.C * c.mult;
+  std::vector<double> y(static_cast<size_t>(c.N * M * OH * OW));
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t oc = 0; oc < M; ++oc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b[static_cast<size_t>(oc)];
+          const int64_t ic = oc / c.mult;
+          for (int64_t kh = 0; kh < c.K; ++kh)
+            for (int64_t kw = 0; kw < c.K; ++kw) {
+              const int64_t ih = oh * c.s - c.pt + kh, iw = ow * c.s - c.pl + kw;
+              if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+              acc += static_cast<double>(x[static_cast<size_t>(((n * c.C + ic) * c.H + ih) * c.W + iw)]) *
+                     w[static_cast<size_t>((oc * c.K + kh) * c.K + kw)];
+            }
+          y[static_cast<size_t>(((n * M + oc) * OH + oh) * OW + ow)] = acc;
+        }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("Conv: depthwise 3x3/5x5 stride 1/2 fast path matches a direct loop (f32, f64, 1 and 2 threads)") {
+  const DwCase cases[] = {{1, 4, 1, 13, 40, 3, 1, 1, 1, 1, 1}, {2, 3, 1, 16, 33, 3, 2, 1, 1, 1, 1},
+                          {1, 2, 2, 9, 17, 3, 2, 0, 0, 1, 1},  {1, 3, 1, 20, 21, 5, 1, 2, 2, 2, 2},
+                          {1, 2, 1, 11, 35, 5, 2, 2, 1, 1, 2}, {1, 2, 1, 3, 3, 3, 1, 0, 0, 0, 0},
+                          {1, 2, 1, 2, 2, 3, 2, 1, 1, 1, 1},   {1, 5, 1, 7, 7, 3, 1, 0, 1, 2, 0}};
+  unsigned seed = 900;
+  for (const DwCase& c : cases) {
+    CAPTURE(c.K);
+    CAPTURE(c.s);
+    CAPTURE(c.W);
+    const int64_t M = c.C * c.mult;
+    const auto x = random_values(c.N * c.C * c.H * c.W, seed++);
+    const auto w = random_values(M * c.K * c.K, seed++);
+    const auto b = random_values(M, seed++);
+    const int64_t OH = (c.H + c.pt + c.pb - c.K) / c.s + 1, OW = (c.W + c.pl + c.pr - c.K) / c.s + 1;
+    const auto ref = direct_dw(c, x, w, b, OH, OW);
+    auto run = [&](int threads) {
+      return OpTest("Conv", 11)
+          .in(tensor<float>({c.N, c.C, c.H, c.W}, x))
+          .in(tensor<float>({M, 1, c.K, c.K}, w))
+          .in(tensor<float>({M}, b))
+          .i("group", c.C)
+          .is("strides", {c.s, c.s})
+          .is("pads", {c.pt, c.pl, c.pb, c.pr})
+          .threads(threads)
+          .run1();
+    };
+    const Tensor y1 = run(1), y2 = run(2);
+    REQUIRE(y1.dims() == std::vector<int64_t>{c.N, M, OH, OW});
+    auto d1 = y1.data<float>();
+    auto d2 = y2.data<float>();
+    double md = 0;
+    bool same = true;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      md = std::max(md, std::abs(ref[i] - d1[i]));
+      same = same && d1[i] == d2[i];
+    }
+    CHECK(md < 1e-5);
+    CHECK(same);
+
+    std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
+    const Tensor yd = OpTest("Conv", 11)
+                          .in(tensor<double>({c.N, c.C, c.H, c.W}, xd))
+                          .in(tensor<double>({M, 1, c.K, c.K}, wd))
+                          .in(tensor<double>({M}, bd))
+                          .i("group", c.C)
+                          .is("strides", {c.s, c.s})
+                          .is("pads", {c.pt, c.pl, c.pb, c.pr})
+                          .run1();
+    auto dd = yd.data<double>();
+    double mdd = 0;
+    for (size_t i = 0; i < ref.size(); ++i) mdd = std::max(mdd, std::abs(ref[i] - dd[i]));
+    CHECK(mdd < 1e-12);
+  }
+}
+
+TEST_CASE("Conv: 1x1 and im2col GEMM paths with bias, odd widths and 1 or 2 threads") {
+  struct Case {
+    int64_t C, M, H, W, K, p;
+  };
+  const Case cases[] = {{16, 13, 9, 37, 1, 0}, {5, 7, 7, 7, 3, 1}, {3, 32, 14, 15, 3, 1}};
+  unsigned seed = 950;
+  for (const Case& c : cases) {
+    CAPTURE(c.K);
+    const auto x = random_values(c.C * c.H * c.W, seed++);
+    const auto w = random_values(c.M * c.C * c.K * c.K, seed++);
+    const auto b = random_values(c.M, seed++);
+    const int64_t OH = c.H + 2 * c.p - c.K + 1, OW = c.W + 2 * c.p - c.K + 1;
+    auto run = [&](int threads) {
+      return OpTest("Conv", 11)
+          .in(tensor<float>({1, c.C, c.H, c.W}, x))
+          .in(tensor<float>({c.M, c.C, c.K, c.K}, w))
+          .in(tensor<float>({c.M}, b))
+          .is("pads", {c.p, c.p, c.p, c.p})
+          .threads(threads)
+          .run1();
+    };
+    const Tensor y1 = run(1), y2 = run(2);
+    auto d1 = y1.data<float>();
+    auto d2 = y2.data<float>();
+    double md = 0;
+    bool same = true;
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b[static_cast<size_t>(m)];
+          for (int64_t ci = 0; ci < c.C; ++ci)
+            for (int64_t kh = 0; kh < c.K; ++kh)
+              for (int64_t kw = 0; kw < c.K; ++kw) {
+                const int64_t ih = oh - c.p + kh, iw = ow - c.p + kw;
+                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+                acc += static_cast<double>(x[static_cast<size_t>((ci * c.H + ih) * c.W + iw)]) *
+                       w[static_cast<size_t>(((m * c.C + ci) * c.K + kh) * c.K + kw)];
+              }
+          const size_t i = static_cast<size_t>((m * OH + oh) * OW + ow);
+          md = std::max(md, std::abs(acc - d1[i]));
+          same = same && d1[i] == d2[i];
+        }
+    CHECK(md < 1e-4);
+    CHECK(same);
+  }
+}
