@@ -12,6 +12,7 @@ runtime: mcc's own executor is never the judge here). Prints one table.
 
 usage: bench/quant_accuracy.py [--mcc build/mcc] [--shared ../shared] [--work DIR]
                                [--models mnist,yolox,mobilenet,silero] [--threads N] [--per-layer]
+                               [--quant-flags '--method auto --mixed-target 0.99']
 --per-layer also runs `mcc eval --per-layer` on the YOLOX int8 model and prints its table.
 Needs: numpy, onnxruntime, pillow (for the COCO photos).
 """
@@ -68,7 +69,8 @@ def load_samples(root):
 
 
 def quantize(args, model, out, calib, extra=()):
-    cmd = [args.mcc, "quantize", model, "-o", out, "--calib", calib, "--threads", str(args.threads), *extra]
+    cmd = [args.mcc, "quantize", model, "-o", out, "--calib", calib, "--threads", str(args.threads), *extra,
+           *args.quant_flags.split()]
     _, secs = run(cmd)
     return secs
 
@@ -215,6 +217,7 @@ def main():
     ap.add_argument("--models", default="mnist,yolox,mobilenet,silero")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--per-layer", action="store_true")
+    ap.add_argument("--quant-flags", default="", help="extra mcc quantize flags, e.g. '--method auto --mixed-target 0.99'")
     args = ap.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="mcc-quant-acc-")
     os.makedirs(work, exist_ok=True)

@@ -17,7 +17,8 @@ namespace {
 
 struct QuantizeOptions {
   std::string input, output, state_path, sidecar_path, calib, method, activations, percentile;
-  int64_t samples = -1;
+  int64_t samples = -1, keep_float_top = -1, sensitivity_samples = -1;
+  std::string mixed_target;
   bool per_channel = false, per_tensor = false, symmetric = false, no_fold = false, no_bias = false,
        no_bias_correction = false;
   bool json = false, dry_run = false;
@@ -43,6 +44,9 @@ std::string pipeline_for(const QuantizeOptions& q) {
   if (q.symmetric) opts["symmetric_activations"] = true;
   if (q.no_bias) opts["quantize_bias"] = false;
   if (q.no_bias_correction) opts["bias_correction"] = false;
+  if (!q.mixed_target.empty()) opts["mixed_target"] = q.mixed_target;
+  if (q.keep_float_top >= 0) opts["keep_float_top"] = q.keep_float_top;
+  if (q.sensitivity_samples >= 0) opts["sensitivity_samples"] = q.sensitivity_samples;
   if (!q.op_types.empty()) opts["op_types"] = join(q.op_types);
   if (!q.exclude.empty()) opts["exclude"] = q.exclude;
   if (!q.rules.empty()) opts["rules"] = q.rules;
@@ -62,7 +66,8 @@ int run_quantize(const QuantizeOptions& q) {
   c.threads = q.threads;
   if (!q.state_path.empty()) {
     if (!q.calib.empty() || !q.method.empty() || q.samples >= 0 || !q.rules.empty() || !q.exclude.empty() ||
-        !q.op_types.empty() || !q.activations.empty() || q.per_tensor || q.per_channel)
+        !q.op_types.empty() || !q.activations.empty() || q.per_tensor || q.per_channel ||
+        !q.mixed_target.empty() || q.keep_float_top >= 0 || q.sensitivity_samples >= 0)
       throw UsageError("mcc quantize: --state replays the recorded options; drop the other quantization flags");
     c.state_path = q.state_path;
   } else {
@@ -88,8 +93,16 @@ void add_quantize_command(CLI::App& app, CommandSlot& slot) {
   auto* state = sub->add_option("--state", q->state_path, "Replay a saved state (no calibration data needed)");
   calib->excludes(state);
   sub->add_option("--samples", q->samples, "Use at most N calibration samples (default: all)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--method", q->method, "Activation range method: minmax (default), percentile, entropy, mse")
-      ->check(CLI::IsMember({"minmax", "percentile", "entropy", "mse"}));
+  sub->add_option("--method", q->method, "Activation range method: minmax (default), percentile, entropy, mse, auto (per activation, "
+                  "the best measured of minmax/percentile/mse)")
+      ->check(CLI::IsMember({"minmax", "percentile", "entropy", "mse", "auto"}));
+  sub->add_option("--mixed-target", q->mixed_target,
+                  "Keep the activations with the largest measured 8-bit cost float until the mean output cosine on "
+                  "calibration samples reaches this value (e.g. 0.99)");
+  sub->add_option("--keep-float-top", q->keep_float_top, "Keep exactly K most damaging activations float")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--sensitivity-samples", q->sensitivity_samples,
+                  "Calibration samples used to measure sensitivities (default 4)")->check(CLI::PositiveNumber);
   sub->add_option("--percentile", q->percentile, "Percentile for --method percentile (default 99.99)");
   auto* pc = sub->add_flag("--per-channel", q->per_channel, "One weight scale per output channel (default)");
   auto* pt = sub->add_flag("--per-tensor", q->per_tensor, "One weight scale per tensor");

@@ -63,7 +63,9 @@
 #include <map>
 
 #include "ir/errors.h"
+#include "ir/sample_data.h"
 #include "transforms/calibration.h"
+#include "transforms/quantize_mixed.h"
 #include "transforms/quantize_plan.h"
 #include "transforms/quantize_policy.h"
 #include "transforms/quantize_select.h"
@@ -218,7 +220,9 @@ class QuantizePass : public Pass {
         {
             {"calib", OptionType::String, "", "Calibration data folder (relative to the pipeline file's folder, or the cwd)", {}},
             {"samples", OptionType::Int, "0", "Use at most this many calibration samples (0: all)", {}},
-            {"method", OptionType::String, "minmax", "Activation range method", {"minmax", "percentile", "entropy", "mse"}},
+            {"method", OptionType::String, "minmax",
+             "Activation range method (auto: per activation, the one of minmax/percentile/mse whose measured output "
+             "cosine is best)", {"minmax", "percentile", "entropy", "mse", "auto"}},
             {"percentile", OptionType::Float, "99.99", "Percentile kept by method=percentile, in (50, 100]", {}},
             {"per_channel", OptionType::Bool, "true", "One weight scale per output channel (else one per tensor)", {}},
             {"activation_type", OptionType::String, "uint8", "Activation type (uint8 asymmetric, int8 symmetric; 16-bit needs opset 21)",
@@ -236,6 +240,12 @@ class QuantizePass : public Pass {
             {"widen_below_db", OptionType::Float, "0",
              "Give 16-bit activations (uint16/int16, opset raised to 21) to inputs whose estimated 8-bit SNR at "
              "their Conv/Gemm is below this many dB (0: never)", {}},
+            {"mixed_target", OptionType::Float, "0",
+             "Keep the activations whose measured 8-bit cost is largest in float until the mean output cosine on "
+             "calibration samples reaches this value (0: off)", {}},
+            {"keep_float_top", OptionType::Int, "0", "Keep exactly this many most damaging activations in float (0: off)", {}},
+            {"sensitivity_samples", OptionType::Int, "4",
+             "Calibration samples used to measure sensitivities (method=auto, mixed_target, keep_float_top)", {}},
         }};
     return kInfo;
   }
@@ -251,7 +261,16 @@ class QuantizePass : public Pass {
     sc.op_types = o.get_list("op_types");
     sc.defaults.per_channel = o.get_bool("per_channel");
     sc.defaults.activation = parse_activation_type(o.get_string("activation_type"));
-    sc.defaults.method = parse_calib_method(o.get_string("method"));
+    const bool auto_method = o.get_string("method") == "auto";
+    sc.defaults.method = auto_method ? CalibMethod::MinMax : parse_calib_method(o.get_string("method"));
+    const double mixed_target = o.get_float("mixed_target");
+    const int64_t keep_top = o.get_int("keep_float_top");
+    const int64_t sens_samples = o.get_int("sensitivity_samples");
+    if (!(mixed_target >= 0 && mixed_target <= 1)) throw UsageError("quantize: mixed_target must be in [0, 1]");
+    if (keep_top < 0) throw UsageError("quantize: keep_float_top must be >= 0");
+    if (sens_samples < 1) throw UsageError("quantize: sensitivity_samples must be >= 1");
+    if (mixed_target > 0 && keep_top > 0) throw UsageError("quantize: set mixed_target or keep_float_top, not both");
+    const bool measured = auto_method || mixed_target > 0 || keep_top > 0;
     const bool symmetric_unsigned = o.get_bool("symmetric_activations");
     auto excludes = parse_excludes(o.get_list("exclude"));
     auto rules = parse_rules(o.get_list("rules"));
@@ -301,7 +320,8 @@ class QuantizePass : public Pass {
 
     // Calibration.
     std::vector<std::string> watch;
-    bool histograms = false;
+    bool histograms = auto_method;
+    std::string calib_dir;
     for (const auto& a : sel.activations) {
       watch.push_back(a.name);
       histograms = histograms || a.settings.method != CalibMethod::MinMax;
@@ -321,6 +341,7 @@ class QuantizePass : public Pass {
         throw UsageError("quantize: " + std::to_string(watch.size()) +
                          " activations need calibration data; set calib=DIR (mcc quantize --calib DIR)");
       if (fs::path(dir).is_relative() && !ctx.base_dir.empty()) dir = (fs::path(ctx.base_dir) / dir).lexically_normal().string();
+      calib_dir = dir;
       CalibrationConfig cc;
       cc.data_dir = dir;
       cc.max_samples = static_cast<size_t>(o.get_int("samples"));
@@ -382,144 +403,230 @@ class QuantizePass : public Pass {
         }
       raise_opset(true);
     }
-    std::vector<std::pair<double, double>> group_range(sel.groups.size(), {0.0, 0.0});
-    for (size_t i = 0; i < sel.activations.size(); ++i)
-      if (ok[i] && sel.activations[i].group >= 0) {
-        auto& gr = group_range[static_cast<size_t>(sel.activations[i].group)];
-        gr.first = std::min(gr.first, ranges[i].first);
-        gr.second = std::max(gr.second, ranges[i].second);
-      }
-    for (size_t i = 0; i < sel.activations.size(); ++i) {
-      if (!ok[i]) continue;
-      const auto& a = sel.activations[i];
-      QPoint p;
-      p.tensor = a.name;
-      p.role = Role::Activation;
-      p.dtype = a.settings.activation;
-      p.lo = {ranges[i].first};
-      p.hi = {ranges[i].second};
-      auto r = a.group >= 0 ? group_range[static_cast<size_t>(a.group)] : ranges[i];
-      float s = 1;
-      int32_t z = 0;
-      activation_params(r.first, r.second, p.dtype, is_signed(p.dtype) || symmetric_unsigned, s, z);
-      p.scale = {s};
-      p.zero_point = {z};
-      p.method = calib_method_name(a.settings.method);
-      p.consumers = a.consumers;
-      p.group = a.group;
-      act_point[a.name] = plan.points.size();
-      plan.points.push_back(std::move(p));
-    }
-
-    // Weights and biases.
-    std::map<const ir::Value*, std::vector<const Candidate*>> weight_users;
-    for (const auto& c : sel.nodes)
-      if (c.slots.weight >= 0) weight_users[c.node->input(static_cast<size_t>(c.slots.weight))].push_back(&c);
-    std::map<std::string, size_t> weight_point;
-    const bool quantize_bias = o.get_bool("quantize_bias");
-    int64_t guarded = 0, weights = 0, biases = 0;
-    json skipped_weights = json::array();
-    for (const auto& c : sel.nodes) {
-      if (c.slots.weight < 0) continue;
-      const ir::Value* w = c.node->input(static_cast<size_t>(c.slots.weight));
-      const int axis = c.settings.per_channel ? c.slots.weight_axis : -1;
-      std::string why;
-      if (graph_output(g, w)) why = "it is a graph output";
-      else if (w->is_graph_input && !ir3) why = "it is a graph input (overridable initializer)";
-      else {
-        // Every use must be this weight slot of a quantized node with the same axis.
-        size_t expected = 0;
-        for (const Candidate* u : weight_users[w]) {
-          expected += static_cast<size_t>(std::count(u->node->inputs.begin(), u->node->inputs.end(), w));
-          if ((u->settings.per_channel ? u->slots.weight_axis : -1) != axis) why = "shared by nodes quantized differently";
+    // Plan building for a choice of quantized activations and their ranges (also used by the
+    // measured sensitivity search, quantize_mixed.h, on copies).
+    auto build = [&](const std::vector<bool>& use, const std::vector<std::pair<double, double>>& rng, Plan& plan,
+                     std::map<std::string, size_t>& act_point, std::map<std::string, size_t>& weight_point,
+                     int64_t& guarded, int64_t& weights, int64_t& biases, json& skipped_weights) {
+      std::vector<std::pair<double, double>> group_range(sel.groups.size(), {0.0, 0.0});
+      for (size_t i = 0; i < sel.activations.size(); ++i)
+        if (use[i] && sel.activations[i].group >= 0) {
+          auto& gr = group_range[static_cast<size_t>(sel.activations[i].group)];
+          gr.first = std::min(gr.first, rng[i].first);
+          gr.second = std::max(gr.second, rng[i].second);
         }
-        if (w->uses.size() != expected && why.empty()) why = "also read by nodes that are not quantized";
-      }
-      if (!why.empty()) {
-        if (!weight_point.count(w->name)) skipped_weights.push_back({{"tensor", w->name}, {"reason", why}});
-        continue;
-      }
-      if (!weight_point.count(w->name)) {
+      for (size_t i = 0; i < sel.activations.size(); ++i) {
+        if (!use[i]) continue;
+        const auto& a = sel.activations[i];
         QPoint p;
-        p.tensor = w->name;
-        p.role = Role::Weight;
-        p.dtype = ir::DType::I8;
-        p.axis = axis;
-        channel_ranges(*w->initializer, axis, p.lo, p.hi);
-        for (size_t k = 0; k < p.lo.size(); ++k) {
-          const double a = std::max(-p.lo[k], p.hi[k]);
-          const float s = static_cast<float>(a / 127.0);
-          p.scale.push_back(s >= 1e-30f ? s : 1.0f);
+        p.tensor = a.name;
+        p.role = Role::Activation;
+        p.dtype = a.settings.activation;
+        p.lo = {rng[i].first};
+        p.hi = {rng[i].second};
+        auto r = a.group >= 0 ? group_range[static_cast<size_t>(a.group)] : rng[i];
+        float s = 1;
+        int32_t z = 0;
+        activation_params(r.first, r.second, p.dtype, is_signed(p.dtype) || symmetric_unsigned, s, z);
+        p.scale = {s};
+        p.zero_point = {z};
+        p.method = calib_method_name(a.settings.method);
+        p.consumers = a.consumers;
+        p.group = a.group;
+        act_point[a.name] = plan.points.size();
+        plan.points.push_back(std::move(p));
+      }
+
+      // Weights and biases.
+      std::map<const ir::Value*, std::vector<const Candidate*>> weight_users;
+      for (const auto& c : sel.nodes)
+        if (c.slots.weight >= 0) weight_users[c.node->input(static_cast<size_t>(c.slots.weight))].push_back(&c);
+      const bool quantize_bias = o.get_bool("quantize_bias");
+      for (const auto& c : sel.nodes) {
+        if (c.slots.weight < 0) continue;
+        const ir::Value* w = c.node->input(static_cast<size_t>(c.slots.weight));
+        const int axis = c.settings.per_channel ? c.slots.weight_axis : -1;
+        std::string why;
+        if (graph_output(g, w)) why = "it is a graph output";
+        else if (w->is_graph_input && !ir3) why = "it is a graph input (overridable initializer)";
+        else {
+          // Every use must be this weight slot of a quantized node with the same axis.
+          size_t expected = 0;
+          for (const Candidate* u : weight_users[w]) {
+            expected += static_cast<size_t>(std::count(u->node->inputs.begin(), u->node->inputs.end(), w));
+            if ((u->settings.per_channel ? u->slots.weight_axis : -1) != axis) why = "shared by nodes quantized differently";
+          }
+          if (w->uses.size() != expected && why.empty()) why = "also read by nodes that are not quantized";
+        }
+        if (!why.empty()) {
+          if (!weight_point.count(w->name)) skipped_weights.push_back({{"tensor", w->name}, {"reason", why}});
+          continue;
+        }
+        if (!weight_point.count(w->name)) {
+          QPoint p;
+          p.tensor = w->name;
+          p.role = Role::Weight;
+          p.dtype = ir::DType::I8;
+          p.axis = axis;
+          channel_ranges(*w->initializer, axis, p.lo, p.hi);
+          for (size_t k = 0; k < p.lo.size(); ++k) {
+            const double a = std::max(-p.lo[k], p.hi[k]);
+            const float s = static_cast<float>(a / 127.0);
+            p.scale.push_back(s >= 1e-30f ? s : 1.0f);
+            p.zero_point.push_back(0);
+          }
+          p.method = "minmax";
+          weight_point[w->name] = plan.points.size();
+          plan.points.push_back(std::move(p));
+          ++weights;
+        }
+        // Bias: needs the quantized input's scale and this weight's scales.
+        if (!quantize_bias || c.slots.bias < 0) continue;
+        const ir::Value* b = c.node->input(static_cast<size_t>(c.slots.bias));
+        const ir::Value* x = c.node->input(0);
+        const auto xp = x ? act_point.find(x->name) : act_point.end();
+        std::string bwhy;
+        if (xp == act_point.end()) bwhy = "its input is not quantized";
+        else if (b->uses.size() != 1) bwhy = "shared by several nodes";
+        else if (graph_output(g, b)) bwhy = "it is a graph output";
+        else if (b->is_graph_input && !ir3) bwhy = "it is a graph input (overridable initializer)";
+        if (!bwhy.empty()) {
+          skipped_weights.push_back({{"tensor", b->name}, {"reason", bwhy}});
+          continue;
+        }
+        const float sx = plan.points[xp->second].scale[0];
+        QPoint& wp = plan.points[weight_point[w->name]];
+        const auto bv = b->initializer->data<float>();
+        const int div = axis < 0 ? 1 : (c.slots.bias_channel_div > 1 ? c.slots.bias_channel_div : static_cast<int>(wp.scale.size()));
+        if (axis >= 0 && (bv.size() % static_cast<size_t>(div) != 0 || static_cast<size_t>(div) != wp.scale.size())) {
+          skipped_weights.push_back({{"tensor", b->name}, {"reason", "bias length does not match the weight's channels"}});
+          continue;
+        }
+        if (is_16(plan.points[xp->second].dtype)) {
+          // Measured: an int32 bias on a 16-bit input lets ONNX Runtime 1.30 fuse the Conv into an
+          // integer kernel whose uint16 x int8 accumulation loses accuracy (YOLOX-nano, all inputs
+          // uint16: output cosine 0.899 with int32 biases, 0.999 with float32 biases).
+          skipped_weights.push_back({{"tensor", b->name}, {"reason", "its input is 16-bit (bias kept float32)"}});
+          continue;
+        }
+        // Overflow guard: widen the weight scale of a channel whose bias would not fit in 2^30.
+        std::string note;
+        for (size_t k = 0; k < bv.size(); ++k) {
+          const size_t wc = axis < 0 ? 0 : k % static_cast<size_t>(div);
+          const double need_scale = std::fabs(static_cast<double>(bv[k])) / (static_cast<double>(sx) * kBiasLimit);
+          if (static_cast<double>(sx * wp.scale[wc]) >= need_scale) continue;
+          float ns = static_cast<float>(need_scale / static_cast<double>(sx));
+          while (static_cast<double>(sx * ns) < need_scale) ns = std::nextafter(ns, INFINITY);
+          note += (note.empty() ? "" : "; ") + std::string("channel ") + std::to_string(wc) + " weight scale widened from " +
+                  fmt_float(wp.scale[wc]) + " to " + fmt_float(ns) + " so bias '" + b->name + "' fits int32";
+          wp.scale[wc] = ns;
+          ++guarded;
+        }
+        if (!note.empty()) wp.note += (wp.note.empty() ? "" : "; ") + note;
+        QPoint p;
+        p.tensor = b->name;
+        p.role = Role::Bias;
+        p.dtype = ir::DType::I32;
+        p.axis = axis < 0 ? -1 : 0;
+        const size_t n = axis < 0 ? 1 : bv.size();
+        for (size_t k = 0; k < n; ++k) {
+          p.scale.push_back(sx * wp.scale[axis < 0 ? 0 : k % static_cast<size_t>(div)]);
           p.zero_point.push_back(0);
         }
-        p.method = "minmax";
-        weight_point[w->name] = plan.points.size();
+        p.method = "derived: input scale x weight scale";
+        p.consumers = {node_label(*c.node)};
+        p.note = note;
         plan.points.push_back(std::move(p));
-        ++weights;
+        ++biases;
       }
-      // Bias: needs the quantized input's scale and this weight's scales.
-      if (!quantize_bias || c.slots.bias < 0) continue;
-      const ir::Value* b = c.node->input(static_cast<size_t>(c.slots.bias));
-      const ir::Value* x = c.node->input(0);
-      const auto xp = x ? act_point.find(x->name) : act_point.end();
-      std::string bwhy;
-      if (xp == act_point.end()) bwhy = "its input is not quantized";
-      else if (b->uses.size() != 1) bwhy = "shared by several nodes";
-      else if (graph_output(g, b)) bwhy = "it is a graph output";
-      else if (b->is_graph_input && !ir3) bwhy = "it is a graph input (overridable initializer)";
-      if (!bwhy.empty()) {
-        skipped_weights.push_back({{"tensor", b->name}, {"reason", bwhy}});
-        continue;
+    };
+    std::map<std::string, size_t> weight_point;
+    int64_t guarded = 0, weights = 0, biases = 0;
+    json skipped_weights = json::array();
+    json mixed = nullptr;
+    int64_t kept_float = 0;
+    if (measured && !calib_dir.empty()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      // Bias corrections of the all-8-bit plan apply to every measured copy.
+      json corr0 = json::array(), skip0 = json::array();
+      if (bias_correction) {
+        Plan p0 = plan;
+        std::map<std::string, size_t> a0, w0;
+        int64_t g0 = 0, n0 = 0, b0 = 0;
+        json s0 = json::array();
+        build(ok, ranges, p0, a0, w0, g0, n0, b0, s0);
+        correct_biases(g, sel, p0, w0, cal, corr0, skip0);
       }
-      const float sx = plan.points[xp->second].scale[0];
-      QPoint& wp = plan.points[weight_point[w->name]];
-      const auto bv = b->initializer->data<float>();
-      const int div = axis < 0 ? 1 : (c.slots.bias_channel_div > 1 ? c.slots.bias_channel_div : static_cast<int>(wp.scale.size()));
-      if (axis >= 0 && (bv.size() % static_cast<size_t>(div) != 0 || static_cast<size_t>(div) != wp.scale.size())) {
-        skipped_weights.push_back({{"tensor", b->name}, {"reason", "bias length does not match the weight's channels"}});
-        continue;
+      std::vector<std::string> dirs = ir::list_sample_dirs(calib_dir);
+      const size_t cap = std::min<size_t>(static_cast<size_t>(sens_samples), static_cast<size_t>(cal.samples));
+      if (dirs.size() > cap) dirs.resize(cap);
+      OutputProbe probe(model, dirs, ctx.threads, corr0);
+      std::vector<std::vector<size_t>> units;
+      std::map<int, size_t> group_unit;
+      std::vector<std::vector<RangeChoice>> choices(sel.activations.size());
+      std::vector<std::string> names;
+      for (size_t i = 0; i < sel.activations.size(); ++i) {
+        const auto& a = sel.activations[i];
+        names.push_back(a.name);
+        if (!ok[i]) continue;
+        if (a.group < 0) units.push_back({i});
+        else if (const auto it = group_unit.find(a.group); it != group_unit.end()) units[it->second].push_back(i);
+        else group_unit[a.group] = units.size(), units.push_back({i});
+        const bool sym = is_signed(a.settings.activation) || symmetric_unsigned;
+        const int bits = is_16(a.settings.activation) ? 16 : 8;
+        if (!auto_method) {
+          choices[i].push_back({calib_method_name(a.settings.method), ranges[i]});
+          continue;
+        }
+        const auto& st = cal.stats.at(a.name);
+        for (CalibMethod m : {CalibMethod::MinMax, CalibMethod::Percentile, CalibMethod::Mse})
+          choices[i].push_back({calib_method_name(m), compute_range(st, RangeSpec{m, pct, sym, bits})});
       }
-      if (is_16(plan.points[xp->second].dtype)) {
-        // Measured: an int32 bias on a 16-bit input lets ONNX Runtime 1.30 fuse the Conv into an
-        // integer kernel whose uint16 x int8 accumulation loses accuracy (YOLOX-nano, all inputs
-        // uint16: output cosine 0.899 with int32 biases, 0.999 with float32 biases).
-        skipped_weights.push_back({{"tensor", b->name}, {"reason", "its input is 16-bit (bias kept float32)"}});
-        continue;
+      MixedConfig mc;
+      mc.target = mixed_target;
+      mc.keep_top = keep_top;
+      auto plan_for = [&](const std::vector<bool>& use, const std::vector<std::pair<double, double>>& rng) {
+        Plan p = plan;
+        std::map<std::string, size_t> a1, w1;
+        int64_t g1 = 0, n1 = 0, b1 = 0;
+        json s1 = json::array();
+        build(use, rng, p, a1, w1, g1, n1, b1, s1);
+        return p;
+      };
+      MixedOutcome mo = mixed_search(probe, units, choices, ok, names, plan_for, mc);
+      for (size_t i = 0; i < sel.activations.size(); ++i) {
+        if (!ok[i]) continue;
+        ranges[i] = mo.range[i];
+        sel.activations[i].settings.method = parse_calib_method(mo.method[i]);
+        if (!mo.use[i]) {
+          ok[i] = false;
+          skipped_tensors.push_back({{"tensor", sel.activations[i].name}, {"reason", "kept float: largest measured 8-bit cost"}});
+        }
       }
-      // Overflow guard: widen the weight scale of a channel whose bias would not fit in 2^30.
-      std::string note;
-      for (size_t k = 0; k < bv.size(); ++k) {
-        const size_t wc = axis < 0 ? 0 : k % static_cast<size_t>(div);
-        const double need_scale = std::fabs(static_cast<double>(bv[k])) / (static_cast<double>(sx) * kBiasLimit);
-        if (static_cast<double>(sx * wp.scale[wc]) >= need_scale) continue;
-        float ns = static_cast<float>(need_scale / static_cast<double>(sx));
-        while (static_cast<double>(sx * ns) < need_scale) ns = std::nextafter(ns, INFINITY);
-        note += (note.empty() ? "" : "; ") + std::string("channel ") + std::to_string(wc) + " weight scale widened from " +
-                fmt_float(wp.scale[wc]) + " to " + fmt_float(ns) + " so bias '" + b->name + "' fits int32";
-        wp.scale[wc] = ns;
-        ++guarded;
-      }
-      if (!note.empty()) wp.note += (wp.note.empty() ? "" : "; ") + note;
-      QPoint p;
-      p.tensor = b->name;
-      p.role = Role::Bias;
-      p.dtype = ir::DType::I32;
-      p.axis = axis < 0 ? -1 : 0;
-      const size_t n = axis < 0 ? 1 : bv.size();
-      for (size_t k = 0; k < n; ++k) {
-        p.scale.push_back(sx * wp.scale[axis < 0 ? 0 : k % static_cast<size_t>(div)]);
-        p.zero_point.push_back(0);
-      }
-      p.method = "derived: input scale x weight scale";
-      p.consumers = {node_label(*c.node)};
-      p.note = note;
-      plan.points.push_back(std::move(p));
-      ++biases;
+      kept_float = mo.kept_float;
+      mixed = mo.record;
+      spdlog::info("quantize: measured sensitivities of {} activations ({} model runs over {} samples) in {:.2f} s; {} kept "
+                   "float, measured cosine {:.5f}", units.size(), probe.evaluations(), probe.samples(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), kept_float, mo.cosine);
     }
+    build(ok, ranges, plan, act_point, weight_point, guarded, weights, biases, skipped_weights);
     plan.groups = sel.groups;
     json corrections = json::array(), corr_skipped = json::array();
     if (bias_correction) correct_biases(g, sel, plan, weight_point, cal, corrections, corr_skipped);
     apply_bias_corrections(g, corrections);
+    // Layer census before the graph changes (a graph input's dequantized value gets a new name).
+    int64_t conv_total = 0, conv_int8 = 0;
+    for (const ir::Node* n : g.nodes()) conv_total += n->op_type == "Conv" || n->op_type == "Gemm" || n->op_type == "MatMul";
+    for (const auto& c : sel.nodes) {
+      if (c.slots.weight < 0 || !weight_point.count(c.node->input(static_cast<size_t>(c.slots.weight))->name)) continue;
+      bool all8 = true;
+      for (int a : c.slots.activations) {
+        const ir::Value* x = c.node->input(static_cast<size_t>(a));
+        const auto it = x ? act_point.find(x->name) : act_point.end();
+        all8 = all8 && it != act_point.end() && !is_16(plan.points[it->second].dtype);
+      }
+      conv_int8 += all8;
+    }
     // Points whose node's activation could not be calibrated still quantize weights (weight-only).
     apply_plan(model, plan);
 
@@ -536,18 +643,7 @@ class QuantizePass : public Pass {
     int64_t wide_acts = 0;
     for (const auto& p : plan.points) wide_acts += p.role == Role::Activation && is_16(p.dtype);
     res.stats["activations_16bit"] = wide_acts;
-    int64_t conv_total = 0, conv_int8 = 0;
-    for (const ir::Node* n : g.nodes()) conv_total += n->op_type == "Conv" || n->op_type == "Gemm" || n->op_type == "MatMul";
-    for (const auto& c : sel.nodes) {
-      if (c.slots.weight < 0 || !weight_point.count(c.node->input(static_cast<size_t>(c.slots.weight))->name)) continue;
-      bool all8 = true;
-      for (int a : c.slots.activations) {
-        const ir::Value* x = c.node->input(static_cast<size_t>(a));
-        const auto it = x ? act_point.find(x->name) : act_point.end();
-        all8 = all8 && it != act_point.end() && !is_16(plan.points[it->second].dtype);
-      }
-      conv_int8 += all8;
-    }
+    res.stats["activations_kept_float"] = kept_float;
     res.stats["layers_with_weights"] = conv_total;
     res.stats["layers_all_8bit"] = conv_int8;
 
@@ -569,6 +665,7 @@ class QuantizePass : public Pass {
     rec["skipped_tensors"] = skipped_tensors;
     rec["bias_correction"] = {{"enabled", bias_correction}, {"corrected", corrections}, {"skipped", corr_skipped}};
     rec["widened"] = widened;
+    if (!mixed.is_null()) rec["mixed"] = mixed;
     rec["stats"] = res.stats;
     res.record = rec;
     spdlog::info("quantize: {} nodes, {} activations, {} weights, {} biases, {} shared-scale groups", sel.nodes.size(),
