@@ -1,6 +1,7 @@
 // Conv fast paths on the cpu backend: the depthwise 3x3/5x5 stride-1/2 path (f32, f64, channel
 // multiplier > 1, wide and narrow maps, asymmetric pads, batch > 1) against a direct loop, the
-// same results for 1 and 2 threads, and the GEMM path with bias and Clip finished in registers.
+// same results for 1 and 2 threads, and the GEMM paths with the bias finished in registers,
+// split by positions or by output channels across threads.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -98,11 +99,13 @@ TEST_CASE("Conv: depthwise 3x3/5x5 stride 1/2 fast path matches a direct loop (f
   }
 }
 
-TEST_CASE("Conv: 1x1 and im2col GEMM paths with bias, odd widths and 1 or 2 threads") {
+TEST_CASE("Conv: 1x1 and im2col GEMM paths with bias, odd widths, position or channel splits") {
   struct Case {
     int64_t C, M, H, W, K, p;
   };
-  const Case cases[] = {{16, 13, 9, 37, 1, 0}, {5, 7, 7, 7, 3, 1}, {3, 32, 14, 15, 3, 1}};
+  // The last two have narrow maps and enough channels for 2 threads to split the channels.
+  const Case cases[] = {{16, 13, 9, 37, 1, 0}, {5, 7, 7, 7, 3, 1}, {3, 32, 14, 15, 3, 1},
+                        {20, 30, 5, 7, 1, 0},  {8, 25, 6, 6, 3, 1}};
   unsigned seed = 950;
   for (const Case& c : cases) {
     CAPTURE(c.K);

@@ -227,7 +227,10 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   const int64_t threads = std::max(1, ctx.num_threads());
   int64_t nb = std::max<int64_t>(pointwise ? 128 : 32, (int64_t{1} << (pointwise ? 15 : 16)) /
                                                            std::max<int64_t>(K, 1));
-  if (p.n * p.group < threads) nb = std::min(nb, std::max<int64_t>(8, (P + threads - 1) / threads));
+  // Fewer images x groups than threads: split the positions when each thread still gets 64 or
+  // more of them, else split the output channels (narrow maps keep their full-width tiles).
+  const bool few = p.n * p.group < threads;
+  if (few && P >= 64 * threads) nb = std::min(nb, (P + threads - 1) / threads);
   if (nb > 16) nb = nb / 16 * 16;
   // Balanced blocks (no short tail block), multiples of 16 positions where that is possible.
   int64_t blocks = (P + nb - 1) / nb;
@@ -235,15 +238,25 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   if (nb > 16) nb = (nb + 15) / 16 * 16;
   nb = std::min(nb, P);
   blocks = (P + nb - 1) / nb;
-  ctx.parallel_for(p.n * p.group * blocks, mg * K * nb, [&](int64_t b, int64_t e) {
+  int64_t mc = mg;  // output channels per item, a multiple of the 6-row register tile
+  const int64_t col_items = p.n * p.group * blocks;
+  if (col_items < threads && mg >= 12) {
+    const int64_t parts = std::min<int64_t>((threads + col_items - 1) / col_items, mg / 6);
+    mc = ((mg + parts - 1) / parts + 5) / 6 * 6;
+  }
+  const int64_t msplit = (mg + mc - 1) / mc;
+  ctx.parallel_for(p.n * p.group * blocks * msplit, mc * K * nb, [&](int64_t b, int64_t e) {
     std::vector<T> col(pointwise ? 0 : static_cast<size_t>(K * nb));
     for (int64_t item = b; item < e; ++item) {
-      const int64_t blk = item % blocks, ng = item / blocks, gi = ng % p.group, ni = ng / p.group;
+      const int64_t mi = item % msplit, rest = item / msplit;
+      const int64_t blk = rest % blocks, ng = rest / blocks, gi = ng % p.group, ni = ng / p.group;
       const int64_t p0 = blk * nb, cnt = std::min(nb, P - p0);
+      const int64_t m0 = mi * mc, mcnt = std::min(mc, mg - m0);
       const T* xg = x + (ni * p.c + gi * cg) * IP;
-      Eigen::Map<const RM> wm(w + gi * mg * K, mg, K);
-      Eigen::Map<RM, 0, Eigen::OuterStride<>> ym(y + (ni * p.m + gi * mg) * P + p0, mg, cnt,
+      Eigen::Map<const RM> wm(w + (gi * mg + m0) * K, mcnt, K);
+      Eigen::Map<RM, 0, Eigen::OuterStride<>> ym(y + (ni * p.m + gi * mg + m0) * P + p0, mcnt, cnt,
                                                  Eigen::OuterStride<>(P));
+      const T* bs = bias ? bias + gi * mg + m0 : nullptr;
       const T* src = xg + p0;
       int64_t ld = IP;
       if (!pointwise) {
@@ -258,17 +271,15 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
         const float bounds[2] = {epi.act == Epilogue::Act::Relu ? 0.f : epi.alpha,
                                  epi.act == Epilogue::Act::Relu ? INFINITY : epi.beta};
         finished = epi.trivial() || clamp;
-        done = conv_gemm_f32(mg, cnt, K, wm.data(), K, src, ld, ym.data(), P,
-                             finished && bias ? bias + gi * mg : nullptr,
-                             finished && clamp ? bounds : nullptr);
+        done = conv_gemm_f32(mcnt, cnt, K, wm.data(), K, src, ld, ym.data(), P,
+                             finished ? bs : nullptr, finished && clamp ? bounds : nullptr);
       }
       if (!done) {
         finished = false;
         Eigen::Map<const RM, 0, Eigen::OuterStride<>> cm(src, K, cnt, Eigen::OuterStride<>(ld));
         ym.noalias() = wm * cm;
       }
-      if (!finished && (bias || !epi.trivial()))
-        apply_epilogue<T>(ym.data(), mg, cnt, P, bias ? bias + gi * mg : nullptr, epi);
+      if (!finished && (bias || !epi.trivial())) apply_epilogue<T>(ym.data(), mcnt, cnt, P, bs, epi);
     }
   });
 }
