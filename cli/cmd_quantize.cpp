@@ -18,7 +18,7 @@ namespace {
 struct QuantizeOptions {
   std::string input, output, state_path, sidecar_path, calib, method, activations, percentile;
   int64_t samples = -1, keep_float_top = -1, sensitivity_samples = -1;
-  std::string mixed_target;
+  std::string mixed_target, mixed_fallback;
   bool per_channel = false, per_tensor = false, symmetric = false, no_fold = false, no_bias = false,
        no_bias_correction = false;
   bool json = false, dry_run = false;
@@ -46,6 +46,7 @@ std::string pipeline_for(const QuantizeOptions& q) {
   if (q.no_bias_correction) opts["bias_correction"] = false;
   if (!q.mixed_target.empty()) opts["mixed_target"] = q.mixed_target;
   if (q.keep_float_top >= 0) opts["keep_float_top"] = q.keep_float_top;
+  if (!q.mixed_fallback.empty()) opts["mixed_fallback"] = q.mixed_fallback;
   if (q.sensitivity_samples >= 0) opts["sensitivity_samples"] = q.sensitivity_samples;
   if (!q.op_types.empty()) opts["op_types"] = join(q.op_types);
   if (!q.exclude.empty()) opts["exclude"] = q.exclude;
@@ -67,7 +68,7 @@ int run_quantize(const QuantizeOptions& q) {
   if (!q.state_path.empty()) {
     if (!q.calib.empty() || !q.method.empty() || q.samples >= 0 || !q.rules.empty() || !q.exclude.empty() ||
         !q.op_types.empty() || !q.activations.empty() || q.per_tensor || q.per_channel ||
-        !q.mixed_target.empty() || q.keep_float_top >= 0 || q.sensitivity_samples >= 0)
+        !q.mixed_target.empty() || q.keep_float_top >= 0 || !q.mixed_fallback.empty() || q.sensitivity_samples >= 0)
       throw UsageError("mcc quantize: --state replays the recorded options; drop the other quantization flags");
     c.state_path = q.state_path;
   } else {
@@ -101,6 +102,9 @@ void add_quantize_command(CLI::App& app, CommandSlot& slot) {
                   "calibration samples reaches this value (e.g. 0.99)");
   sub->add_option("--keep-float-top", q->keep_float_top, "Keep exactly K most damaging activations float")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--mixed-fallback", q->mixed_fallback,
+                  "What --mixed-target/--keep-float-top give the chosen activations: float (default) or 16bit")
+      ->check(CLI::IsMember({"float", "16bit"}));
   sub->add_option("--sensitivity-samples", q->sensitivity_samples,
                   "Calibration samples used to measure sensitivities (default 4)")->check(CLI::PositiveNumber);
   sub->add_option("--percentile", q->percentile, "Percentile for --method percentile (default 99.99)");

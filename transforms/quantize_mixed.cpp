@@ -118,7 +118,7 @@ double OutputProbe::mean_cosine(const Plan& plan) {
 MixedOutcome mixed_search(OutputProbe& probe, const std::vector<std::vector<size_t>>& units,
                           const std::vector<std::vector<RangeChoice>>& choices, const std::vector<bool>& ok,
                           const std::vector<std::string>& names,
-                          const std::function<Plan(const std::vector<bool>&, const std::vector<std::pair<double, double>>&)>& build,
+                          const std::function<Plan(const std::vector<bool>&, const std::vector<std::pair<double, double>>&, bool)>& build,
                           const MixedConfig& cfg) {
   const size_t n = ok.size();
   MixedOutcome out;
@@ -140,7 +140,7 @@ MixedOutcome mixed_search(OutputProbe& probe, const std::vector<std::vector<size
       std::vector<bool> use(n, false);
       std::vector<std::pair<double, double>> rng = out.range;
       for (size_t i : units[u]) use[i] = true, rng[i] = choices[i][c].range;
-      const double cs = probe.mean_cosine(build(use, rng));
+      const double cs = probe.mean_cosine(build(use, rng, false));
       tried[choices[units[u][0]][c].method] = round6(1 - cs);
       if (cs > best) best = cs, best_c = c;
     }
@@ -163,7 +163,7 @@ MixedOutcome mixed_search(OutputProbe& probe, const std::vector<std::vector<size
   };
   json tried_k = json::array();
   auto measure = [&](size_t k) {
-    const double c = probe.mean_cosine(build(with_float(k), out.range));
+    const double c = probe.mean_cosine(build(with_float(k), out.range, true));
     tried_k.push_back({{"keep_float", k}, {"cosine", round6(c)}});
     return c;
   };

@@ -59,12 +59,14 @@ struct MixedOutcome {
 
 /// `units`: activation indices decided together (a shared-scale group, or one activation);
 /// `choices[i]`: candidate ranges of activation i (one entry: no method choice; every member of a
-/// unit has the same number of candidates); `build(use, ranges)` gives the plan for a choice.
+/// unit has the same number of candidates); `build(use, ranges, fallback)` gives the plan for a
+/// choice; fallback=false: the activations not used are float (one unit measured alone),
+/// fallback=true: they are the units chosen to leave 8 bits (the search over k, the result).
 /// Deterministic: ties keep the earlier candidate, the earlier unit.
 MixedOutcome mixed_search(OutputProbe& probe, const std::vector<std::vector<size_t>>& units,
                           const std::vector<std::vector<RangeChoice>>& choices, const std::vector<bool>& ok,
                           const std::vector<std::string>& names,
-                          const std::function<Plan(const std::vector<bool>&, const std::vector<std::pair<double, double>>&)>& build,
+                          const std::function<Plan(const std::vector<bool>&, const std::vector<std::pair<double, double>>&, bool)>& build,
                           const MixedConfig& cfg);
 
 }  // namespace mcc::transforms::quant

@@ -1,5 +1,5 @@
 // quantize: measured sensitivity (quantize_mixed.cpp): keep_float_top keeps the most damaging
-// activations float and says how many; mixed_target stops at the first k that meets it (or keeps
+// activations float (or 16-bit, mixed_fallback=16bit) and says how many; mixed_target stops at the first k that meets it (or keeps
 // all float and says the target was missed); method=auto picks a method per activation; the
 // choice is deterministic, recorded and replays byte-identically without data.
 #include <doctest/doctest.h>
@@ -128,6 +128,31 @@ TEST_CASE("quantize: mixed_target stops at the first k that meets it, or keeps e
   for (const char* t : {"X", "r1", "r2"}) CHECK_FALSE(quantized_activation(hard, t));
 }
 
+TEST_CASE("quantize: mixed_fallback=16bit gives the chosen activations 16 bits (opset 21 only when one is chosen)") {
+  ir::Model a = conv_chain(), b = conv_chain(), none = conv_chain();
+  nlohmann::ordered_json record;
+  {
+    test::CalibDir calib(kInputDims, 4, 4500);
+    record = run_quantize(a, {{"calib", calib.path()}, {"keep_float_top", "1"}, {"mixed_fallback", "16bit"}}).record;
+    const auto r0 = run_quantize(none, {{"calib", calib.path()}, {"mixed_target", "0.5"}, {"mixed_fallback", "16bit"}});
+    CHECK(r0.stats["activations_16bit"] == 0);
+    CHECK(r0.record["opset"]["to"] == 13);
+  }
+  CHECK(record["mixed"]["fallback"] == "16bit");
+  CHECK(record["stats"]["activations_16bit"] == 1);
+  CHECK(record["stats"]["activations_kept_float"] == 0);
+  CHECK(record["stats"]["activations"] == 3);
+  CHECK(record["stats"]["layers_all_8bit"] == 2);
+  CHECK(record["opset"]["to"] == 21);
+  REQUIRE(record["widened"].size() == 1);
+  CHECK(record["widened"][0]["tensor"] == record["mixed"]["kept_float"][0]);
+  CHECK_NOTHROW(ir::verify(a));
+  CHECK(mean_cosine(conv_chain(), a, 4) > 0.99);
+  const auto parsed = nlohmann::ordered_json::parse(record.dump(2));
+  CHECK(run_quantize(b, {{"calib", "/nonexistent"}}, &parsed).modified);
+  CHECK(ir::serialize_model(a) == ir::serialize_model(b));
+}
+
 TEST_CASE("quantize: method=auto records the measured method of each activation") {
   test::CalibDir calib(kInputDims, 4, 4300);
   ir::Model m = conv_chain();
@@ -159,5 +184,6 @@ TEST_CASE("quantize: bad sensitivity options are usage errors") {
   CHECK_THROWS_AS(run_quantize(m, {{"calib", calib.path()}, {"sensitivity_samples", "0"}}), UsageError);
   CHECK_THROWS_AS(run_quantize(m, {{"calib", calib.path()}, {"mixed_target", "0.9"}, {"keep_float_top", "1"}}), UsageError);
   CHECK_THROWS_AS(run_quantize(m, {{"calib", calib.path()}, {"method", "best"}}), UsageError);
+  CHECK_THROWS_AS(run_quantize(m, {{"calib", calib.path()}, {"mixed_fallback", "bf16"}}), UsageError);
   CHECK(m.graph->find_value("X_dequantized") == nullptr);
 }
