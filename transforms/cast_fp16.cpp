@@ -155,7 +155,8 @@ class Fp16Pass : public Pass {
              {"keep_fp32", "saturate"}},
             {"unlisted", OptionType::String, "fp32", "Ops in no list: keep in float32, or treat as widest",
              {"fp32", "widest"}},
-        }};
+        },
+        {{"quantize", "a QDQ model keeps float32 scales and dequantized values by its own contract; fp16 and quantize are alternatives"}}};
     return kInfo;
   }
 

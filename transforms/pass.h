@@ -29,6 +29,9 @@ struct PassInfo {
   std::string name;      // as written in a pipeline spec: "fold", "fp16", "quantize", "prune"
   std::string summary;   // one line, shown by `mcc passes`
   std::vector<OptionSpec> options;
+  /// Stages this one must not follow in a pipeline, each with the reason: the spec parser
+  /// rejects such an order (exit 2) before any work, and says which order works.
+  std::vector<std::pair<std::string, std::string>> not_after = {};
 };
 
 /// Resolved option values of one stage, in the order the pass declares them; every value was

@@ -308,11 +308,25 @@ Pipeline PipelineBuilder::build(const std::vector<RawStage>& raw_in, const PassR
   Pipeline p;
   std::map<std::string, int> repeats;
   std::map<std::string, std::string> label_at;  // label -> where it was defined
+  std::map<std::string, std::string> stage_at;  // stage name -> where it first appears
   for (const auto& st : raw) {
     const PassInfo* info = r.find(st.name);
     if (!info)
       fail(st.where, "unknown stage '" + st.name + "'" + did_you_mean(st.name, r.names()) +
                          "; run 'mcc passes' for the list");
+    // Impossible orders are declared by the stages themselves (PassInfo::not_after).
+    for (const auto& [earlier, why] : info->not_after) {
+      auto at = stage_at.find(earlier);
+      if (at == stage_at.end()) continue;
+      const PassInfo* other = r.find(earlier);
+      const bool both_ways = other && std::any_of(other->not_after.begin(), other->not_after.end(),
+                                                  [&](const auto& e) { return e.first == st.name; });
+      const auto col = at->second.rfind(", ");
+      fail(st.where, "stage '" + st.name + "' cannot run after '" + earlier + "' (" +
+                         (col == std::string::npos ? at->second : at->second.substr(col + 2)) + "): " + why +
+                         (both_ways ? "; use one of them" : "; put '" + st.name + "' before '" + earlier + "'"));
+    }
+    stage_at.emplace(st.name, st.where);
     Stage s;
     s.info = *info;
     const int n = ++repeats[st.name];

@@ -134,7 +134,8 @@ class PrunePass : public Pass {
             {"min_channels", OptionType::Int, "1", "Channels kept at least per group (mode=channel)", {}},
             {"round_to", OptionType::Int, "1",
              "Kept channels per group rounded up to a multiple of this (mode=channel; 8 or 16 suit SIMD kernels)", {}},
-        }};
+        },
+        {{"quantize", "pruning reads float weights, which quantize has turned into int8 behind DequantizeLinear"}}};
     return kInfo;
   }
 

@@ -266,7 +266,8 @@ class QuantizePass : public Pass {
              "opset raised to 21)", {"float", "16bit"}},
             {"sensitivity_samples", OptionType::Int, "4",
              "Calibration samples used to measure sensitivities (method=auto, mixed_target, keep_float_top)", {}},
-        }};
+        },
+        {{"fp16", "calibration and QDQ scales need the float32 model; fp16 and quantize are alternatives"}}};
     return kInfo;
   }
 

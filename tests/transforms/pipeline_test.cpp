@@ -172,6 +172,29 @@ TEST_CASE("pipeline: unknown stages and options name the nearest valid one and t
   CHECK(has(spec_error("beta{x=1}"), "the stage takes no options"));
 }
 
+TEST_CASE("pipeline: impossible stage orders are rejected before any work, with the order that works") {
+  PassRegistry r;
+  r.add(std::make_unique<InfoOnlyPass>(PassInfo{"alpha", "free", {}}));
+  r.add(std::make_unique<InfoOnlyPass>(PassInfo{"beta", "free", {}}));
+  r.add(std::make_unique<InfoOnlyPass>(PassInfo{"gamma", "never after beta", {}, {{"beta", "beta destroys what gamma reads"}}}));
+  r.add(std::make_unique<InfoOnlyPass>(PassInfo{"delta", "not with epsilon", {}, {{"epsilon", "they exclude each other"}}}));
+  r.add(std::make_unique<InfoOnlyPass>(PassInfo{"epsilon", "not with delta", {}, {{"delta", "they exclude each other"}}}));
+  auto error = [&](std::string_view spec) -> std::string {
+    try {
+      Pipeline::parse(spec, r);
+    } catch (const mcc::UsageError& e) {
+      return e.what();
+    }
+    return "<accepted>";
+  };
+  CHECK(error("gamma,beta") == "<accepted>");
+  const std::string e = error("beta,alpha,gamma");
+  CHECK(has(e, "column 12: stage 'gamma' cannot run after 'beta' (column 1): beta destroys what gamma reads"));
+  CHECK(has(e, "put 'gamma' before 'beta'"));
+  CHECK(has(error("delta,epsilon"), "stage 'epsilon' cannot run after 'delta'"));
+  CHECK(has(error("epsilon,delta"), "; use one of them"));
+}
+
 TEST_CASE("pipeline: values are checked against the option's type and choices") {
   CHECK(has(
       spec_error("alpha{flag=maybe}"),
