@@ -23,7 +23,7 @@ status=0
 (cd "$build" && ctest --output-on-failure --timeout 3600 -L "^($labels)\$") || status=$?
 
 echo
-echo "== pass counts per suite"
+echo "== pass counts per suite (doctest counts the cases of the other suites as 'skipped' here)"
 log="$build/Testing/Temporary/LastTest.log"
 if [ -f "$log" ]; then
   awk '/^[0-9]+\/[0-9]+ Test: /{name=$3} /\[doctest\] test cases:/{print "  " name ": " $0}' "$log" |
