@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
 
@@ -318,20 +319,6 @@ ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group,
 
 namespace {
 
-// Converts a tensor of T to a vector of compute type A (f16/bf16 -> f32).
-template <class A, class T>
-std::vector<A> to_compute(const ir::Tensor& t) {
-  auto d = t.data<T>();
-  std::vector<A> v(d.size());
-  for (size_t i = 0; i < d.size(); ++i) {
-    if constexpr (std::is_arithmetic_v<T>)
-      v[i] = static_cast<A>(d[i]);
-    else
-      v[i] = static_cast<A>(static_cast<float>(d[i]));
-  }
-  return v;
-}
-
 Kernel make_conv(const ir::Node& node) {
   const WindowAttrs attrs = WindowAttrs::parse(node);
   const int64_t group = node.attr_int("group", 1);
@@ -354,9 +341,9 @@ Kernel make_conv(const ir::Node& node) {
             conv_run<T>(ctx, p, x.data<T>().data(), w.data<T>().data(),
                         has_b ? ctx.in(2).data<T>().data() : nullptr, y.mutable_data<T>().data());
           } else {
-            const auto xf = to_compute<float, T>(x), wf = to_compute<float, T>(w);
+            const auto xf = values_as<float, T>(x), wf = values_as<float, T>(w);
             const std::vector<float> bf =
-                has_b ? to_compute<float, T>(ctx.in(2)) : std::vector<float>{};
+                has_b ? values_as<float, T>(ctx.in(2)) : std::vector<float>{};
             std::vector<float> yf(static_cast<size_t>(y.numel()));
             conv_run<float>(ctx, p, xf.data(), wf.data(), has_b ? bf.data() : nullptr, yf.data());
             auto yo = y.mutable_data<T>();
@@ -405,9 +392,9 @@ Kernel make_causal_conv(const ir::Node& node) {
         x.dtype(), n.describe() + ": CausalConvWithState", [&](auto tag) {
           using T = typename decltype(tag)::type;
           using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-          const auto xv = to_compute<A, T>(x), wv = to_compute<A, T>(w);
-          const auto bv = has_b ? to_compute<A, T>(ctx.in(2)) : std::vector<A>{};
-          const auto pv = has_past ? to_compute<A, T>(ctx.in(3))
+          const auto xv = values_as<A, T>(x), wv = values_as<A, T>(w);
+          const auto bv = has_b ? values_as<A, T>(ctx.in(2)) : std::vector<A>{};
+          const auto pv = has_past ? values_as<A, T>(ctx.in(3))
                                    : std::vector<A>(static_cast<size_t>(B * C * (k - 1)), A(0));
           std::vector<A> padded(static_cast<size_t>(B * C * PL)),
               out(static_cast<size_t>(B * C * L));

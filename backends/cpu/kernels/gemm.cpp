@@ -29,19 +29,6 @@ using ir::DType;
 template <class T>
 using compute_t = std::conditional_t<std::is_arithmetic_v<T>, T, float>;
 
-template <class A, class T>
-std::vector<A> to_vec(const ir::Tensor& t) {
-  auto d = t.data<T>();
-  std::vector<A> v(d.size());
-  for (size_t i = 0; i < d.size(); ++i) {
-    if constexpr (std::is_arithmetic_v<T>)
-      v[i] = static_cast<A>(d[i]);
-    else
-      v[i] = static_cast<A>(static_cast<float>(d[i]));
-  }
-  return v;
-}
-
 // A view of a tensor's values in compute type A: no copy when storage already is A.
 template <class A, class T>
 struct ComputeView {
@@ -51,7 +38,7 @@ struct ComputeView {
     if constexpr (std::is_same_v<A, T>)
       ptr = t.data<T>().data();
     else {
-      owned = to_vec<A, T>(t);
+      owned = values_as<A, T>(t);
       ptr = owned.data();
     }
   }

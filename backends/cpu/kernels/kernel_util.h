@@ -23,6 +23,15 @@ S cvt(T v) {
     return static_cast<S>(static_cast<float>(v));
 }
 
+/// A tensor's values as a vector of compute type S (f16/bf16 go through f32).
+template <class S, class T>
+std::vector<S> values_as(const ir::Tensor& t) {
+  auto d = t.data<T>();
+  std::vector<S> v(d.size());
+  for (size_t i = 0; i < d.size(); ++i) v[i] = cvt<S>(d[i]);
+  return v;
+}
+
 /// Numpy-style broadcast of two shapes; throws ModelError naming the node on mismatch.
 std::vector<int64_t> broadcast_shapes(const ir::Node& n, const std::vector<int64_t>& a,
                                       const std::vector<int64_t>& b);
