@@ -1,0 +1,89 @@
+// Replay of committed states: tests/data/states_v1 holds sidecar states written by an earlier mcc
+// (tests/data/states_v1/make_states.sh, from models and samples in golden/, one thread). For each,
+// today's mcc must (1) replay the state to the same output bytes (the state's output sha256) and
+// the same stage stats and records, and (2) run the state's canonical pipeline afresh, with its
+// calibration data, to the same bytes and records. Any change to what a stage decides or writes
+// fails here, whatever the change was meant to be.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/sha256.h"
+#include "support/run_mcc.h"
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+namespace {
+
+fs::path states_dir() { return mcc::test::source_dir() / "tests/data/states_v1"; }
+
+ordered_json read_json(const fs::path& p) { return ordered_json::parse(mcc::test::slurp(p)); }
+
+/// The state's stages with what legitimately differs between runs removed: nothing but the
+/// calibration folder's spelling (absolute in the fresh run, relative in the fixture).
+ordered_json comparable_stages(ordered_json stages) {
+  for (auto& s : stages) {
+    if (s.contains("record") && s["record"].contains("calibration") && s["record"]["calibration"].is_object())
+      s["record"]["calibration"].erase("data");
+    if (s.contains("options") && s["options"].contains("calib")) s["options"].erase("calib");
+  }
+  return stages;
+}
+
+/// `calib=golden/...` made absolute so the fresh run finds the samples from any cwd.
+std::string absolute_calib(std::string pipeline) {
+  const std::string key = "calib=golden/";
+  const auto at = pipeline.find(key);
+  if (at != std::string::npos)
+    pipeline.replace(at, key.size(), "calib=" + (mcc::test::source_dir() / "golden").string() + "/");
+  return pipeline;
+}
+
+std::vector<fs::path> fixtures() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(states_dir()))
+    if (e.path().extension() == ".json") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("replay fixtures: states written by an earlier mcc replay and rerun byte-identically") {
+  const auto files = fixtures();
+  REQUIRE(files.size() >= 7);
+  mcc::test::TempDir tmp("mcc-replay-fixture");
+  for (const auto& f : files) {
+    const std::string name = f.stem().stem().string();
+    CAPTURE(name);
+    const ordered_json state = read_json(f);
+    const fs::path input = mcc::test::source_dir() / state.at("input").at("path").get<std::string>();
+    REQUIRE(fs::exists(input));
+    REQUIRE(mcc::cli::sha256_file_hex(input.string()) == state["input"]["sha256"].get<std::string>());
+    const std::string want = state.at("output").at("sha256").get<std::string>();
+
+    // (1) replay from the state: no calibration data needed.
+    const fs::path replayed = tmp.path / (name + "_replay.onnx");
+    auto r = mcc::test::run_mcc({"convert", input.string(), "-o", replayed.string(), "--state", f.string(), "--threads",
+                                 "1", "-q"});
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(mcc::cli::sha256_file_hex(replayed.string()) == want);
+    const ordered_json replay_state = read_json(tmp.path / (name + "_replay.mcc.json"));
+    CHECK(replay_state.at("pipeline") == state.at("pipeline"));
+    CHECK(comparable_stages(replay_state.at("stages")) == comparable_stages(state.at("stages")));
+
+    // (2) the same canonical pipeline run afresh.
+    const fs::path fresh = tmp.path / (name + "_fresh.onnx");
+    r = mcc::test::run_mcc({"convert", input.string(), "-o", fresh.string(), "-p",
+                            absolute_calib(state.at("pipeline").get<std::string>()), "--threads", "1", "-q"});
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(mcc::cli::sha256_file_hex(fresh.string()) == want);
+    const ordered_json fresh_state = read_json(tmp.path / (name + "_fresh.mcc.json"));
+    CHECK(comparable_stages(fresh_state.at("stages")) == comparable_stages(state.at("stages")));
+  }
+}
