@@ -19,8 +19,8 @@
 #include "cli/sidecar.h"
 #include "ir/onnx_io.h"
 #include "ir/verifier.h"
-#include "transforms/pass_manager.h"
-#include "transforms/pipeline.h"
+#include "transforms/pipeline/pass_manager.h"
+#include "transforms/pipeline/pipeline.h"
 
 namespace fs = std::filesystem;
 

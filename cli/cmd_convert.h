@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "transforms/pass_registry.h"
+#include "transforms/pipeline/pass_registry.h"
 
 namespace mcc::cli {
 

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "transforms/pass_registry.h"
-#include "transforms/pipeline.h"
+#include "transforms/pipeline/pass_registry.h"
+#include "transforms/pipeline/pipeline.h"
 
 namespace mcc::cli {
 

@@ -7,9 +7,9 @@
 #include "cli/cmd_convert.h"
 #include "cli/commands.h"
 #include "ir/errors.h"
-#include "transforms/pipeline.h"
-#include "transforms/quantize_policy.h"
-#include "transforms/quantize_select.h"
+#include "transforms/pipeline/pipeline.h"
+#include "transforms/quantize/policy.h"
+#include "transforms/quantize/select.h"
 
 namespace mcc::cli {
 
@@ -74,9 +74,9 @@ int run_quantize(const QuantizeOptions& q) {
   } else {
     if (q.calib.empty()) throw UsageError("mcc quantize: --calib DIR is required (or --state STATE to replay a saved run)");
     // Syntax errors surface before the model is read (matching needs the model: checked in the stage).
-    transforms::quant::parse_rules(q.rules);
+    transforms::quantize::parse_rules(q.rules);
     for (const auto& op : q.op_types)
-      if (!transforms::qpolicy::supported_ops().count(op))
+      if (!transforms::quantize::supported_ops().count(op))
         throw UsageError("mcc quantize: --op-types: cannot quantize '" + op + "'; run 'mcc passes' for the quantize stage's ops");
     c.pipeline = pipeline_for(q);
   }

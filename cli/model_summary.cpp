@@ -10,7 +10,7 @@
 #include <map>
 #include <tuple>
 
-#include "transforms/prune.h"
+#include "transforms/prune/prune.h"
 
 namespace mcc::cli {
 namespace {

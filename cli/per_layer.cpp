@@ -11,7 +11,7 @@
 
 #include "backends/compare.h"
 #include "ir/errors.h"
-#include "transforms/pass_registry.h"
+#include "transforms/pipeline/pass_registry.h"
 
 namespace mcc::cli {
 namespace {

@@ -14,7 +14,7 @@
 #include "cli/sidecar.h"
 #include "ir/errors.h"
 #include "support/run_mcc.h"
-#include "transforms/pipeline.h"
+#include "transforms/pipeline/pipeline.h"
 
 namespace fs = std::filesystem;
 using mcc::test::one_error_line;

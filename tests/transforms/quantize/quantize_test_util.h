@@ -1,0 +1,39 @@
+// Helpers for the quantize tests: a calibration folder of random samples and one run of the pass.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/npy.h"
+#include "support/paths.h"
+#include "transforms/fold/fold_test_util.h"
+#include "transforms/quantize/quantize.h"
+
+namespace mcc::test {
+
+/// A calibration folder of `n` NumPy samples in [0, 1] of shape `dims`, one subfolder per sample,
+/// each holding `X.npy` (the graph input's name).
+struct CalibDir {
+  TempDir dir{"mcc-calib"};
+  CalibDir(const std::vector<int64_t>& dims, int n, uint32_t seed) {
+    for (int i = 0; i < n; ++i) {
+      const std::filesystem::path sample = dir.path / ("s" + std::to_string(i));
+      std::filesystem::create_directories(sample);
+      ir::save_npy(random_tensor(dims, seed + i, 0.f, 1.f), (sample / "X.npy").string());
+    }
+  }
+  std::string path() const { return dir.path.string(); }
+};
+
+/// Runs the quantize pass with `opts`, replaying `replay` when given.
+inline transforms::PassResult run_quantize(ir::Model& m, std::vector<std::pair<std::string, std::string>> opts,
+                                           const nlohmann::ordered_json* replay = nullptr) {
+  auto pass = transforms::quantize::make_pass();
+  transforms::Options o(pass->info(), std::move(opts));
+  transforms::PassContext ctx{o, "quantize", replay, ".", 1};
+  return pass->run(m, ctx);
+}
+
+}  // namespace mcc::test

@@ -1,0 +1,116 @@
+// Internal interface of the fp16 stage (fp16/fp16.cpp): the plan (which nodes run in the low
+// type and why, decided by fp16/plan.cpp) and its application (fp16/apply.cpp).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/op_schema.h"
+#include "transforms/fp16/op_policy.h"
+
+namespace mcc::transforms::fp16 {
+
+enum class OutOfRange { KeepFp32, Saturate };
+enum class Unlisted { Fp32, Widest };
+
+/// Resolved options of the stage.
+struct Config {
+  ir::DType low = ir::DType::F16;
+  bool keep_io = true;
+  fp16::OpSet user_fp16_ops, user_fp32_ops, user_widest_ops;  // from options; win over defaults
+  std::vector<fp16::ConditionalRule> conditional;
+  struct ExcludeRule {
+    std::string text;
+    bool is_regex = false;
+    std::regex re;
+    int matched = 0;
+  };
+  std::vector<ExcludeRule> exclude;
+  OutOfRange out_of_range = OutOfRange::KeepFp32;
+  Unlisted unlisted = Unlisted::Fp32;
+  /// IR < 4 lists every initializer among the graph inputs; they are weights, not inputs.
+  bool initializer_inputs_are_constants = false;
+};
+
+/// A constant (initializer or Constant-node output) that would not fit the low type.
+struct RangeReport {
+  std::string value;
+  int64_t overflow = 0;   // finite values beyond the low type's largest finite value
+  int64_t underflow = 0;  // nonzero values that become zero
+  double max_abs = 0;
+  std::string action;     // "kept_fp32" | "saturated" | "" (underflow only)
+};
+
+/// The decision for one node that has float32 data the low type could replace.
+struct Decision {
+  const ir::Node* node = nullptr;
+  std::string graph;  // "" for the main graph; "<node>/<attr>" (nested with '/') for bodies
+  int index = 0;      // position in its graph's node order
+  bool low = false;
+  std::string reason; // fp16_op | fp16_ops_option | fp32_op | fp32_ops_option | excluded | conditional
+                      // | widest | unlisted | unsupported_op | schema_mismatch | control_flow | out_of_range
+  std::string detail; // rule, attribute, constant name ...
+};
+
+struct Plan {
+  std::vector<Decision> decisions;  // graph order, depth first
+  std::unordered_map<const ir::Node*, size_t> by_node;
+  /// Element type of every value before the stage (declared, or inferred from the schemas).
+  std::unordered_map<const ir::Value*, ir::DType> orig;
+  std::vector<RangeReport> ranges;  // in first-seen order
+  std::map<std::string, int64_t> unsupported_ops;  // op -> nodes, sorted
+  int64_t newer_opset_nodes = 0;    // nodes typed with an older schema than their opset
+
+  const Decision* find(const ir::Node* n) const {
+    const auto it = by_node.find(n);
+    return it == by_node.end() ? nullptr : &decisions[it->second];
+  }
+  ir::DType orig_dtype(const ir::Value* v) const {
+    const auto it = orig.find(v);
+    return it == orig.end() ? ir::DType::Undefined : it->second;
+  }
+};
+
+/// Recorded decisions from a state: graph path + index -> (op, node name, low, reason).
+struct ReplayEntry {
+  std::string op, name;
+  bool low = false;
+  std::string reason, detail;
+};
+using Replay = std::map<std::pair<std::string, int>, ReplayEntry>;
+
+/// Schema facts for a node, or nullptr (no schema, or more inputs/outputs than it allows).
+const ir::OpTypeInfo* node_types(const ir::Node& n, int64_t opset);
+/// The constant tensor behind a value: an initializer that is not a graph input (or is one, when
+/// `initializer_inputs` says initializers listed as inputs are weights), or the `value` of a
+/// Constant node; nullptr otherwise.
+const ir::Tensor* constant_tensor(const ir::Value* v, bool initializer_inputs);
+/// True when slot `param` of `n` may switch from float32 to the low type: the constraint allows
+/// both, at least one input carries it (output-only parameters are fixed by attributes), and every
+/// slot of it whose type is known is float32.
+bool group_convertible(const ir::Node& n, const ir::OpTypeInfo& t, const std::string& param,
+                       const Plan& plan, ir::DType low);
+/// The element type input `i` of `n` must have after the stage.
+ir::DType wanted_input_dtype(const ir::Node& n, size_t i, const Plan& plan, ir::DType low, int64_t opset);
+
+/// Decides every node (or takes the decisions from `replay` when given).
+Plan make_plan(ir::Model& m, Config& cfg, const Replay* replay);
+
+struct ApplyStats {
+  int64_t casts = 0, initializers_converted = 0, initializers_copied = 0, values_saturated = 0;
+  int64_t io_retyped = 0;
+};
+/// Rewrites the model according to the plan. Returns what it did.
+ApplyStats apply_plan(ir::Model& m, const Plan& plan, const Config& cfg);
+
+/// Converts a float32 tensor to the low type; counts overflow/underflow into `r`; saturates to
+/// the largest finite value when `saturate`, otherwise overflowing values become +-inf.
+ir::Tensor to_low(const ir::Tensor& t, ir::DType low, bool saturate, RangeReport* r);
+
+}  // namespace mcc::transforms::fp16

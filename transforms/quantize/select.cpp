@@ -1,0 +1,282 @@
+// Node and tensor selection for the quantize stage (see quantize/select.h).
+#include "transforms/quantize/select.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+
+#include "ir/errors.h"
+#include "transforms/pipeline/pass_registry.h"
+
+namespace mcc::transforms::quantize {
+
+namespace {
+
+const std::vector<std::string>& rule_actions() {
+  static const std::vector<std::string> a{"skip",   "per_tensor", "per_channel", "uint8",      "int8",    "uint16",
+                                          "int16",  "minmax",     "percentile",  "entropy",    "mse"};
+  return a;
+}
+
+bool is_signed(ir::DType d) { return d == ir::DType::I8 || d == ir::DType::I16; }
+int bits_of(ir::DType d) { return d == ir::DType::U16 || d == ir::DType::I16 ? 16 : 8; }
+ir::DType make_type(int bits, bool sign) {
+  if (bits == 16) return sign ? ir::DType::I16 : ir::DType::U16;
+  return sign ? ir::DType::I8 : ir::DType::U8;
+}
+ir::DType widest(ir::DType a, ir::DType b) {
+  return make_type(std::max(bits_of(a), bits_of(b)), is_signed(a) || is_signed(b));
+}
+
+bool is_dq_output(const ir::Value* v) {
+  return v && v->producer && (v->producer->op_type == "DequantizeLinear" || v->producer->op_type == "QuantizeLinear");
+}
+
+bool matches(const std::regex& re, const ir::Node& n) {
+  if (!n.name.empty() && std::regex_match(n.name, re)) return true;
+  for (const ir::Value* o : n.outputs)
+    if (o && std::regex_match(o->name, re)) return true;
+  return false;
+}
+
+struct UnionFind {
+  std::map<std::string, std::string> parent;
+  std::string find(const std::string& x) {
+    auto it = parent.find(x);
+    if (it == parent.end()) {
+      parent[x] = x;
+      return x;
+    }
+    if (it->second == x) return x;
+    const std::string r = find(it->second);
+    parent[x] = r;
+    return r;
+  }
+  void unite(const std::string& a, const std::string& b) {
+    const std::string ra = find(a), rb = find(b);
+    if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+  }
+};
+
+}  // namespace
+
+std::string node_label(const ir::Node& n) {
+  if (!n.name.empty()) return n.name;
+  for (const ir::Value* o : n.outputs)
+    if (o) return o->name;
+  return n.op_type;
+}
+
+void Rule::apply(Settings& s) const {
+  for (const auto& a : actions) {
+    if (a == "skip") s.skip = true;
+    else if (a == "per_tensor") s.per_channel = false;
+    else if (a == "per_channel") s.per_channel = true;
+    else if (a == "uint8") s.activation = ir::DType::U8;
+    else if (a == "int8") s.activation = ir::DType::I8;
+    else if (a == "uint16") s.activation = ir::DType::U16;
+    else if (a == "int16") s.activation = ir::DType::I16;
+    else s.method = parse_calib_method(a);
+  }
+}
+
+std::vector<Rule> parse_rules(const std::vector<std::string>& items) {
+  std::vector<Rule> out;
+  for (const auto& item : items) {
+    size_t p = 0;
+    while (p <= item.size()) {
+      const size_t e = item.find(';', p);
+      const std::string text = item.substr(p, e == std::string::npos ? std::string::npos : e - p);
+      p = e == std::string::npos ? item.size() + 1 : e + 1;
+      if (text.empty()) continue;
+      const size_t colon = text.rfind(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+        throw UsageError("quantize: rule '" + text + "' is not REGEX:ACTION (e.g. 'conv1.*:skip', 'head.*:per_tensor+int8')");
+      Rule r;
+      r.text = text;
+      r.pattern = text.substr(0, colon);
+      try {
+        r.re = std::regex(r.pattern, std::regex::ECMAScript);
+      } catch (const std::regex_error& ex) {
+        throw UsageError("quantize: rule '" + text + "': '" + r.pattern + "' is not a valid regex (" + ex.what() + ")");
+      }
+      std::string acts = text.substr(colon + 1);
+      size_t q = 0;
+      while (q <= acts.size()) {
+        const size_t plus = acts.find('+', q);
+        const std::string a = acts.substr(q, plus == std::string::npos ? std::string::npos : plus - q);
+        q = plus == std::string::npos ? acts.size() + 1 : plus + 1;
+        if (std::find(rule_actions().begin(), rule_actions().end(), a) == rule_actions().end())
+          throw UsageError("quantize: rule '" + text + "': unknown action '" + a + "'" + did_you_mean(a, rule_actions()) +
+                           "; actions: skip, per_tensor, per_channel, uint8, int8, uint16, int16, minmax, percentile, "
+                           "entropy, mse");
+        r.actions.push_back(a);
+      }
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+std::vector<ExcludeItem> parse_excludes(const std::vector<std::string>& items) {
+  std::vector<ExcludeItem> out;
+  for (const auto& t : items) {
+    ExcludeItem x;
+    x.text = t;
+    try {
+      x.re = std::regex(t, std::regex::ECMAScript);
+      x.is_regex = true;
+    } catch (const std::regex_error&) {
+      x.is_regex = false;  // matched as a name or op type only
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+Selection select(ir::Model& model, const SelectConfig& cfg, std::vector<ExcludeItem>& excludes, std::vector<Rule>& rules) {
+  for (const auto& op : cfg.op_types)
+    if (!supported_ops().count(op)) {
+      std::vector<std::string> ops(supported_ops().begin(), supported_ops().end());
+      std::string list;
+      for (const auto& o : ops) list += (list.empty() ? "" : ", ") + o;
+      throw UsageError("quantize: op_types: cannot quantize '" + op + "'" + did_you_mean(op, ops) + "; supported: " + list);
+    }
+  const std::set<std::string, std::less<>> op_types(cfg.op_types.begin(), cfg.op_types.end());
+  ir::Graph& g = *model.graph;
+  Selection sel;
+  std::vector<std::string> all_names;
+  for (ir::Node* n : g.nodes()) {
+    all_names.push_back(node_label(*n));
+    if (n->op_type == "QuantizeLinear" || n->op_type == "DequantizeLinear") sel.already_quantized = true;
+  }
+  for (ir::Node* n : g.nodes()) {
+    const std::string label = node_label(*n);
+    // Exclusions apply to every node (a name, output name, op type or regex).
+    const ExcludeItem* ex = nullptr;
+    for (auto& x : excludes) {
+      bool hit = x.text == n->name || x.text == n->op_type;
+      for (const ir::Value* o : n->outputs) hit = hit || (o && o->name == x.text);
+      hit = hit || (x.is_regex && matches(x.re, *n));
+      if (hit) {
+        x.matched.push_back(label);
+        if (!ex) ex = &x;
+      }
+    }
+    if (!op_types.count(n->op_type)) continue;
+    auto slots = slots_for(*n);
+    if (!slots) continue;
+    auto skip = [&](const std::string& why) {
+      sel.skipped.push_back({{"node", label}, {"op", n->op_type}, {"reason", why}});
+      spdlog::debug("quantize: node '{}' ({}) stays float: {}", label, n->op_type, why);
+    };
+    if (ex) {
+      skip("excluded by '" + ex->text + "'");
+      continue;
+    }
+    Settings s = cfg.defaults;
+    for (auto& r : rules)
+      if (matches(r.re, *n)) {
+        r.matched.push_back(label);
+        r.apply(s);
+        break;
+      }
+    if (s.skip) {
+      skip("rule");
+      continue;
+    }
+    bool quantized_input = false;
+    for (const ir::Value* in : n->inputs) quantized_input = quantized_input || is_dq_output(in);
+    if (quantized_input) {
+      skip("already quantized (an input comes from DequantizeLinear)");
+      continue;
+    }
+    sel.nodes.push_back(Candidate{n, *slots, s});
+  }
+  for (const auto& x : excludes)
+    if (x.matched.empty())
+      throw UsageError("quantize: exclude item '" + x.text + "' matches no node name, output name or op type" +
+                       did_you_mean(x.text, all_names));
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const Rule& r = rules[i];
+    if (!r.matched.empty()) continue;
+    std::string why;
+    for (ir::Node* n : g.nodes())
+      if (matches(r.re, *n)) {
+        why = " (it matches '" + node_label(*n) + "' (" + n->op_type + "), which is " +
+              (op_types.count(n->op_type) ? "excluded or taken by an earlier rule" : "not in op_types") + ")";
+        break;
+      }
+    std::vector<std::string> names;
+    for (const auto& c : sel.nodes) names.push_back(node_label(*c.node));
+    throw UsageError("quantize: rule " + std::to_string(i + 1) + " '" + r.text + "' matches no quantized node" +
+                     (why.empty() ? did_you_mean(r.pattern, names) : why) + "; rules match node names (regex, whole name)");
+  }
+
+  // Activations: merged settings over their consumers.
+  std::map<std::string, size_t> index;
+  for (const Candidate& c : sel.nodes) {
+    for (int i : c.slots.activations) {
+      const ir::Value* v = c.node->input(static_cast<size_t>(i));
+      if (!v || v->initializer || is_dq_output(v)) continue;
+      auto [it, fresh] = index.emplace(v->name, sel.activations.size());
+      if (fresh) {
+        ActivationInfo a;
+        a.name = v->name;
+        a.settings = c.settings;
+        sel.activations.push_back(std::move(a));
+      }
+      ActivationInfo& a = sel.activations[it->second];
+      const std::string label = node_label(*c.node);
+      if (std::find(a.consumers.begin(), a.consumers.end(), label) == a.consumers.end()) a.consumers.push_back(label);
+      a.settings.activation = widest(a.settings.activation, c.settings.activation);
+    }
+  }
+  // Shared-scale groups: the quantized inputs of ops that need equal scales.
+  UnionFind uf;
+  for (const Candidate& c : sel.nodes) {
+    if (!equal_scale_ops().count(c.node->op_type)) continue;
+    std::string first;
+    for (int i : c.slots.activations) {
+      const ir::Value* v = c.node->input(static_cast<size_t>(i));
+      if (!v || !index.count(v->name)) continue;
+      if (first.empty()) first = v->name, uf.find(first);
+      else uf.unite(first, v->name);
+    }
+  }
+  std::map<std::string, int> root_group;
+  for (auto& a : sel.activations) {
+    if (!uf.parent.count(a.name)) continue;
+    const std::string root = uf.find(a.name);
+    auto [it, fresh] = root_group.emplace(root, static_cast<int>(sel.groups.size()));
+    if (fresh) sel.groups.emplace_back();
+    a.group = it->second;
+    sel.groups[static_cast<size_t>(a.group)].push_back(a.name);
+  }
+  // A group quantizes with one dtype: the widest its members need.
+  for (size_t gi = 0; gi < sel.groups.size(); ++gi) {
+    ir::DType t = ir::DType::U8;
+    bool first = true;
+    for (const auto& a : sel.activations)
+      if (a.group == static_cast<int>(gi)) {
+        t = first ? a.settings.activation : widest(t, a.settings.activation);
+        first = false;
+      }
+    for (auto& a : sel.activations)
+      if (a.group == static_cast<int>(gi)) a.settings.activation = t;
+  }
+  // Singleton groups (a Concat with one quantized input) are not groups.
+  std::vector<std::vector<std::string>> kept;
+  std::map<int, int> renum;
+  for (size_t gi = 0; gi < sel.groups.size(); ++gi)
+    if (sel.groups[gi].size() > 1) {
+      renum[static_cast<int>(gi)] = static_cast<int>(kept.size());
+      kept.push_back(sel.groups[gi]);
+    }
+  for (auto& a : sel.activations) a.group = renum.count(a.group) ? renum[a.group] : -1;
+  sel.groups = kept;
+  return sel;
+}
+
+}  // namespace mcc::transforms::quantize
