@@ -72,21 +72,12 @@ const RValue* Scope::find(const ir::Value* v) const {
 // ---------------------------------------------------------------- Executor
 
 namespace {
-void subgraphs_of(const ir::Node& n, std::vector<const ir::Graph*>& out) {
-  for (const auto& a : n.attrs) {
-    if (auto* sg = std::get_if<std::shared_ptr<ir::Graph>>(&a.value)) { if (*sg) out.push_back(sg->get()); }
-    else if (auto* sgs = std::get_if<std::vector<std::shared_ptr<ir::Graph>>>(&a.value))
-      for (auto& s : *sgs) if (s) out.push_back(s.get());
-  }
-}
 // Values of `outer` used anywhere inside g (recursively).
 void captured_values(const ir::Graph& g, const ir::Graph& outer, std::unordered_set<const ir::Value*>& out) {
   for (const ir::Node* n : g.nodes()) {
     for (const ir::Value* v : n->inputs)
       if (v && v->owner == &outer) out.insert(v);
-    std::vector<const ir::Graph*> subs;
-    subgraphs_of(*n, subs);
-    for (const ir::Graph* s : subs) captured_values(*s, outer, out);
+    for (const ir::Graph* s : n->subgraphs()) captured_values(*s, outer, out);
   }
   for (const ir::Value* v : g.outputs)
     if (v && v->owner == &outer) out.insert(v);
@@ -158,8 +149,7 @@ void Executor::prepare(const ir::Graph& g) {
     const ir::Node* n = nodes[i];
     plan.kernels[i] = &kernel_for(*n);
     for (const ir::Value* v : n->inputs) note(v, i);
-    std::vector<const ir::Graph*> subs;
-    subgraphs_of(*n, subs);
+    const std::vector<ir::Graph*> subs = n->subgraphs();
     std::unordered_set<const ir::Value*> caps;
     for (const ir::Graph* s : subs) {
       captured_values(*s, g, caps);

@@ -14,6 +14,7 @@
 #include "backends/executor.h"
 #include "cli/backend_select.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "cli/file_util.h"
 #include "cli/sample_source.h"
 
@@ -131,10 +132,10 @@ void add_bench_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("--shape", o->shapes, "Set an input shape: input=1x3x224x224 (repeatable)");
   sub->add_option("--warmup", o->warmup, "Warm-up runs (default 3)");
   sub->add_option("--runs", o->runs, "Timed runs (default 20)");
-  sub->add_option("--backend", o->backend, "cpu or cuda (default cpu)");
-  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
-  sub->add_option("--report", o->report, "Write the JSON result to FILE");
-  sub->add_flag("--json", o->json, "Print the JSON result on stdout");
+  add_backend_flag(sub, o->backend);
+  add_threads_flag(sub, o->threads);
+  add_report_flag(sub, o->report, "the result");
+  add_json_flag(sub, o->json, "the result");
   sub->add_flag("--raw", o->raw, "Include every timed run's latency in the JSON (runs_ms)");
   sub->add_option("--profile", o->profile_top, "Also print the N op types and nodes that take the most time");
   sub->footer("Examples:\n  mcc bench model.onnx --threads 1 --runs 50\n  mcc bench model.onnx --dim batch=8 --json");

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "cli/file_util.h"
 #include "cli/sha256.h"
 #include "cli/sidecar.h"
@@ -176,14 +177,12 @@ void add_convert_command(CLI::App& app, CommandSlot& slot) {
   p->excludes(s);
   sub->add_option("--sidecar", opt->sidecar_path,
                   "Where to write the state (default: <OUT without .onnx>.mcc.json)");
-  sub->add_flag("--json", opt->json, "Print the run's state as JSON on stdout");
+  add_json_flag(sub, opt->json, "the run's state");
   sub->add_flag("--dry-run", opt->dry_run,
                 "Print the canonical pipeline and exit without writing anything");
   sub->add_flag("!--no-verify", opt->verify_each,
                 "Skip checking the IR after every stage (benchmarking only)");
-  sub->add_option("--threads", opt->threads,
-                  "Threads for stages that execute the model (0: all cores)")
-      ->check(CLI::NonNegativeNumber);
+  add_threads_flag(sub, opt->threads, "for stages that execute the model");
   sub->footer(
       "Examples:\n"
       "  mcc convert model.onnx -o out.onnx            # lossless round trip + out.mcc.json\n"

@@ -17,6 +17,7 @@
 #include "backends/executor.h"
 #include "cli/backend_select.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "cli/eval_verdict.h"
 #include "cli/file_util.h"
 #include "cli/per_layer.h"
@@ -217,12 +218,10 @@ int run_eval(const EvalOptions& o) {
   }
   if (!all_ok) {
     for (const auto& a : agg)
-      if (a.failed) {
-        std::fprintf(stderr, "mcc: accuracy check failed: output '%s' failed on %d of %d sample(s) (first: %s)\n",
-                     a.name.c_str(), a.failed, a.samples, a.first_failure.c_str());
-        break;
-      }
-    return 1;
+      if (a.failed)
+        throw AccuracyError("accuracy check failed: output '" + a.name + "' failed on " + std::to_string(a.failed) +
+                            " of " + std::to_string(a.samples) + " sample(s) (first: " + a.first_failure + ")");
+    throw AccuracyError("accuracy check failed");
   }
   return 0;
 }
@@ -244,10 +243,10 @@ void add_eval_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("--min-cosine", o->min_cosine, "Minimum cosine similarity per output");
   sub->add_option("--min-snr", o->min_snr, "Minimum SNR in dB per output");
   sub->add_option("--save-outputs", o->save_outputs, "Write each sample's outputs to DIR/<sample>/output_K.npy");
-  sub->add_option("--backend", o->backend, "cpu or cuda (default cpu)");
-  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
-  sub->add_option("--report", o->report, "Write the JSON report to FILE");
-  sub->add_flag("--json", o->json, "Print the JSON report on stdout");
+  add_backend_flag(sub, o->backend);
+  add_threads_flag(sub, o->threads);
+  add_report_flag(sub, o->report, "the report");
+  add_json_flag(sub, o->json, "the report");
   sub->add_flag("--per-layer", o->per_layer,
                 "With --reference: compare every intermediate tensor both models share by name, rank them and "
                 "suggest a quantize exclusion");

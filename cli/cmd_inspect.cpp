@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/common_flags.h"
 #include "cli/commands.h"
 #include "cli/file_util.h"
 #include "cli/model_summary.h"
@@ -34,7 +35,7 @@ void add_inspect_command(CLI::App& app, CommandSlot& slot) {
   auto opt = std::make_shared<InspectOptions>();
   auto* sub = app.add_subcommand("inspect", "Summarize a model: opsets, I/O, ops, parameters, sparsity, quantization");
   sub->add_option("model", opt->input, "Input .onnx file")->required();
-  sub->add_flag("--json", opt->json, "Print a machine-readable JSON object on stdout");
+  add_json_flag(sub, opt->json, "the summary");
   sub->add_flag("--dump", opt->dump, "Print the model as deterministic text IR instead of the summary");
   sub->footer(
       "Examples:\n"

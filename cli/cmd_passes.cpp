@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/common_flags.h"
 #include "cli/commands.h"
 #include "transforms/pipeline/pass_registry.h"
 #include "transforms/pipeline/pipeline.h"
@@ -61,7 +62,7 @@ void add_passes_command(CLI::App& app, CommandSlot& slot) {
   auto opt = std::make_shared<PassesOptions>();
   auto* sub =
       app.add_subcommand("passes", "List pipeline stages, their options, defaults and help");
-  sub->add_flag("--json", opt->json, "Print the list as JSON on stdout");
+  add_json_flag(sub, opt->json, "the list");
   sub->footer(
       "Examples:\n"
       "  mcc passes\n"

@@ -80,6 +80,47 @@ void Node::set_attr(Attribute a) {
   else attrs.push_back(std::move(a));
 }
 
+std::string Node::SubgraphSlot::label() const {
+  return index < 0 ? attr->name : attr->name + "[" + std::to_string(index) + "]";
+}
+
+std::vector<Node::SubgraphSlot> Node::subgraph_slots() const {
+  std::vector<SubgraphSlot> out;
+  for (const auto& a : attrs) {
+    if (const auto* sg = std::get_if<std::shared_ptr<Graph>>(&a.value)) {
+      if (*sg) out.push_back({&a, -1, sg->get()});
+    } else if (const auto* sgs = std::get_if<std::vector<std::shared_ptr<Graph>>>(&a.value)) {
+      for (size_t k = 0; k < sgs->size(); ++k)
+        if ((*sgs)[k]) out.push_back({&a, static_cast<int>(k), (*sgs)[k].get()});
+    }
+  }
+  return out;
+}
+
+std::vector<Graph*> Node::subgraphs() const {
+  std::vector<Graph*> out;
+  for (const auto& s : subgraph_slots()) out.push_back(s.graph);
+  return out;
+}
+
+int64_t count_nodes(const Graph& g) {
+  int64_t n = 0;
+  for (const Node* node : g.nodes()) {
+    ++n;
+    for (const Graph* sg : node->subgraphs()) n += count_nodes(*sg);
+  }
+  return n;
+}
+
+int64_t count_initializer_bytes(const Graph& g) {
+  int64_t b = 0;
+  for (const Value* v : g.initializers)
+    if (v->initializer) b += static_cast<int64_t>(v->initializer->nbytes());
+  for (const Node* node : g.nodes())
+    for (const Graph* sg : node->subgraphs()) b += count_initializer_bytes(*sg);
+  return b;
+}
+
 int Node::num_inputs() const {
   int n = static_cast<int>(inputs.size());
   while (n > 0 && inputs[static_cast<size_t>(n - 1)] == nullptr) --n;
@@ -256,21 +297,14 @@ namespace {
 void collect_needed(const Node& n, const Graph& g, std::vector<const Value*>& out) {
   for (const Value* v : n.inputs)
     if (v && v->owner == &g) out.push_back(v);
-  for (const auto& a : n.attrs) {
-    std::vector<const Graph*> subs;
-    if (auto* sg = std::get_if<std::shared_ptr<Graph>>(&a.value)) subs.push_back(sg->get());
-    if (auto* sgs = std::get_if<std::vector<std::shared_ptr<Graph>>>(&a.value))
-      for (auto& s : *sgs) subs.push_back(s.get());
-    for (const Graph* s : subs) {
-      if (!s) continue;
-      for (const Node* sn : s->nodes()) {
-        for (const Value* v : sn->inputs)
-          if (v && v->owner == &g) out.push_back(v);
-        collect_needed(*sn, g, out);
-      }
-      for (const Value* v : s->outputs)
+  for (const Graph* s : n.subgraphs()) {
+    for (const Node* sn : s->nodes()) {
+      for (const Value* v : sn->inputs)
         if (v && v->owner == &g) out.push_back(v);
+      collect_needed(*sn, g, out);
     }
+    for (const Value* v : s->outputs)
+      if (v && v->owner == &g) out.push_back(v);
   }
 }
 }  // namespace

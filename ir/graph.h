@@ -85,6 +85,19 @@ struct Node {
   Graph* attr_graph(std::string_view name) const;           // nullptr when absent
   void set_attr(Attribute a);                               // replaces by name or appends
 
+  /// One subgraph held by an attribute: a GRAPH attribute (index -1) or the k-th of a GRAPHS one.
+  struct SubgraphSlot {
+    const Attribute* attr;
+    int index;
+    Graph* graph;
+    /// "then_branch", or "branches[2]" for the k-th graph of a GRAPHS attribute.
+    std::string label() const;
+  };
+  /// The subgraphs held by this node's attributes (If/Loop/Scan bodies...), in attribute order,
+  /// absent (null) graphs skipped. The one walk over graph-valued attributes.
+  std::vector<SubgraphSlot> subgraph_slots() const;
+  std::vector<Graph*> subgraphs() const;
+
   /// Number of inputs present (trailing omitted inputs not counted).
   int num_inputs() const;
   Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
@@ -179,11 +192,12 @@ template <class F>
 void for_each_graph(Graph& g, F&& f) {
   f(g);
   for (Node* n : g.nodes())
-    for (auto& a : n->attrs) {
-      if (auto* sg = std::get_if<std::shared_ptr<Graph>>(&a.value)) { if (*sg) for_each_graph(**sg, f); }
-      else if (auto* sgs = std::get_if<std::vector<std::shared_ptr<Graph>>>(&a.value))
-        for (auto& s : *sgs) if (s) for_each_graph(*s, f);
-    }
+    for (Graph* sg : n->subgraphs()) for_each_graph(*sg, f);
 }
+
+/// Nodes of g and of every nested subgraph.
+int64_t count_nodes(const Graph& g);
+/// Bytes of the initializer tensors of g and of every nested subgraph.
+int64_t count_initializer_bytes(const Graph& g);
 
 }  // namespace mcc::ir

@@ -203,19 +203,9 @@ void print_node(const Node& n, int indent, std::string& out) {
   if (!n.name.empty()) line += "  # " + quoted(n.name);
   out += line + "\n";
   // Subgraphs follow their node, indented one more level and labelled by attribute name.
-  for (const auto& a : n.attrs) {
-    if (const auto* sg = std::get_if<std::shared_ptr<Graph>>(&a.value)) {
-      if (*sg) {
-        out += pad + "  " + name_of(a.name) + ": ";
-        print_graph_into(**sg, indent + 2, out);
-      }
-    } else if (const auto* sgs = std::get_if<std::vector<std::shared_ptr<Graph>>>(&a.value)) {
-      for (size_t i = 0; i < sgs->size(); ++i) {
-        if (!(*sgs)[i]) continue;
-        out += pad + "  " + name_of(a.name) + "[" + std::to_string(i) + "]: ";
-        print_graph_into(*(*sgs)[i], indent + 2, out);
-      }
-    }
+  for (const auto& s : n.subgraph_slots()) {
+    out += pad + "  " + name_of(s.attr->name) + (s.index < 0 ? "" : "[" + std::to_string(s.index) + "]") + ": ";
+    print_graph_into(*s.graph, indent + 2, out);
   }
 }
 

@@ -58,17 +58,6 @@ bool kind_matches(const Attribute& a) {
   return true;  // kinds from a newer ONNX: carried through
 }
 
-/// Subgraphs held by a node's attributes, in attribute order.
-std::vector<const Graph*> subgraphs_of(const Node& n) {
-  std::vector<const Graph*> out;
-  for (const auto& a : n.attrs) {
-    if (const auto* sg = std::get_if<std::shared_ptr<Graph>>(&a.value)) { if (*sg) out.push_back(sg->get()); }
-    else if (const auto* sgs = std::get_if<std::vector<std::shared_ptr<Graph>>>(&a.value))
-      for (const auto& s : *sgs) if (s) out.push_back(s.get());
-  }
-  return out;
-}
-
 /// True when `user` is a node of `g` or of one of its (nested) subgraphs.
 bool node_within(const Node* user, const Graph& g) {
   for (const Graph* o = user ? user->owner : nullptr; o; o = o->parent())
@@ -109,7 +98,7 @@ class Verifier {
       check_attrs(g, *n);
       // Subgraphs see this graph's values defined so far (not this node's own outputs).
       scopes.push_back(&defined);
-      for (const Graph* sg : subgraphs_of(*n)) {
+      for (const Graph* sg : n->subgraphs()) {
         if (sg->parent() != &g)
           fail(g, n->describe() + " holds subgraph '" + sg->name + "' whose parent is not this graph");
         graph(*sg, scopes);
@@ -225,7 +214,7 @@ void check_domains(const Model& m, const Graph& g) {
     if (n->since_version > v)
       fail(g, n->describe() + " has since_version " + std::to_string(n->since_version) +
                   " above the imported opset " + std::to_string(v));
-    for (const Graph* sg : subgraphs_of(*n)) check_domains(m, *sg);
+    for (const Graph* sg : n->subgraphs()) check_domains(m, *sg);
   }
 }
 

@@ -1,4 +1,4 @@
-// Graph mutation: use lists, erase, replace_all_uses, unique_name, topo_sort.
+// Graph mutation: use lists, erase, replace_all_uses, unique_name, topo_sort; subgraph walks.
 #include <doctest/doctest.h>
 
 #include "ir/graph.h"
@@ -77,4 +77,36 @@ TEST_CASE("tensors share buffers, check dtypes and sizes") {
   CHECK_THROWS_AS(t.data<int32_t>(), mcc::InternalError);
   CHECK_THROWS_AS(Tensor::from_buffer(DType::F32, {3}, make_owned_buffer(std::string(8, '\0'))), mcc::ModelError);
   CHECK(dtype_name(static_cast<DType>(99)) == "dtype<99>");
+}
+
+TEST_CASE("Node::subgraphs lists GRAPH and GRAPHS attributes in order; the counters recurse into them") {
+  Graph g;
+  Value& c = g.add_value("c");
+  g.inputs.push_back(&c);
+  Node& n = g.add_node("If", "", "if0", {&c}, {"y"});
+  auto then_g = std::make_shared<Graph>(&g);
+  then_g->add_node("Constant", "", "k", {}, {"t"});
+  auto else_g = std::make_shared<Graph>(&g);
+  auto extra0 = std::make_shared<Graph>(&g);
+  extra0->add_node("Constant", "", "k0", {}, {"u"});
+  extra0->add_initializer("w", Tensor::allocate(DType::F32, {4}));
+  n.set_attr(Attribute{"then_branch", AttrKind::Graph, then_g, "", "", ""});
+  n.set_attr(Attribute{"else_branch", AttrKind::Graph, else_g, "", "", ""});
+  n.set_attr(Attribute{"more", AttrKind::Graphs, std::vector<std::shared_ptr<Graph>>{nullptr, extra0}, "", "", ""});
+  n.set_attr(Attribute{"unused", AttrKind::Int, int64_t{1}, "", "", ""});
+
+  const auto subs = n.subgraphs();
+  REQUIRE(subs.size() == 3);  // the null entry of "more" is skipped
+  CHECK(subs[0] == then_g.get());
+  CHECK(subs[1] == else_g.get());
+  CHECK(subs[2] == extra0.get());
+  const auto slots = n.subgraph_slots();
+  REQUIRE(slots.size() == 3);
+  CHECK(slots[0].label() == "then_branch");
+  CHECK(slots[2].label() == "more[1]");
+  CHECK(count_nodes(g) == 3);
+  CHECK(count_initializer_bytes(g) == 16);
+  int graphs = 0;
+  for_each_graph(g, [&](Graph&) { ++graphs; });
+  CHECK(graphs == 4);
 }

@@ -92,7 +92,7 @@ int64_t RewriteDriver::run_graph(ir::Graph& g, RewriteLog& log) {
   for (ir::Node* n : snapshot) {
     if (!alive.count(n)) continue;
     if (recurse_)
-      for (ir::Graph* sg : subgraphs_of(*n)) applied += run_graph(*sg, log);
+      for (ir::Graph* sg : n->subgraphs()) applied += run_graph(*sg, log);
     std::vector<const Rule*> rules = any;
     if (n->domain.empty() || n->domain == "ai.onnx") {
       auto it = by_op.find(n->op_type);
@@ -119,19 +119,6 @@ int64_t RewriteDriver::run_graph(ir::Graph& g, RewriteLog& log) {
 }
 
 // ---------------------------------------------------------------- helpers
-
-std::vector<ir::Graph*> subgraphs_of(const ir::Node& n) {
-  std::vector<ir::Graph*> out;
-  for (const auto& a : n.attrs) {
-    if (auto* sg = std::get_if<std::shared_ptr<ir::Graph>>(&a.value)) {
-      if (*sg) out.push_back(sg->get());
-    } else if (auto* sgs = std::get_if<std::vector<std::shared_ptr<ir::Graph>>>(&a.value)) {
-      for (const auto& s : *sgs)
-        if (s) out.push_back(s.get());
-    }
-  }
-  return out;
-}
 
 bool is_any_graph_output(const ir::Value& v) {
   if (!v.owner) return false;
@@ -218,7 +205,7 @@ bool drop_if_unused(ir::Value* v) {
 }
 
 void detach_subgraph_captures(const ir::Node& n) {
-  for (ir::Graph* sg : subgraphs_of(n)) {
+  for (ir::Graph* sg : n.subgraphs()) {
     for (ir::Node* inner : sg->nodes()) {
       for (size_t i = 0; i < inner->inputs.size(); ++i) {
         ir::Value* v = inner->inputs[i];

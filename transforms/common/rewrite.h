@@ -70,8 +70,6 @@ class RewriteDriver {
 
 // ---------------------------------------------------------------- helpers for rules
 
-/// Subgraphs held in a node's attributes, in attribute order.
-std::vector<ir::Graph*> subgraphs_of(const ir::Node& n);
 /// True when v is listed as an output of its own graph or of any graph nested inside it (a
 /// subgraph may return an outer value directly; that is a use the use list does not show).
 bool is_any_graph_output(const ir::Value& v);

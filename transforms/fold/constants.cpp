@@ -107,7 +107,7 @@ class ConstantFolder {
 
   bool try_fold(ir::Graph& g, ir::Node& n, RewriteLog& log) {
     if (!(n.domain.empty() || n.domain == "ai.onnx")) return false;
-    if (kNeverFold.count(n.op_type) || !subgraphs_of(n).empty()) return false;
+    if (kNeverFold.count(n.op_type) || !n.subgraphs().empty()) return false;
     bool any_input = false;
     for (const ir::Value* v : n.inputs) {
       if (!v) continue;

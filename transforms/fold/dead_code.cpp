@@ -37,7 +37,7 @@ int64_t sweep(ir::Graph& g, bool subgraphs, RewriteLog& log) {
       continue;
     }
     if (subgraphs)
-      for (ir::Graph* sg : subgraphs_of(n)) removed += sweep(*sg, subgraphs, log);
+      for (ir::Graph* sg : n.subgraphs()) removed += sweep(*sg, subgraphs, log);
   }
   const std::vector<ir::Value*> inits = g.initializers;
   for (ir::Value* v : inits) {

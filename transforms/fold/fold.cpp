@@ -22,26 +22,8 @@
 
 namespace mcc::transforms::fold {
 
-int64_t count_nodes(const ir::Graph& g) {
-  int64_t n = 0;
-  for (const ir::Node* node : g.nodes()) {
-    ++n;
-    for (const ir::Graph* sg : subgraphs_of(*node)) n += count_nodes(*sg);
-  }
-  return n;
-}
-
 namespace {
 constexpr int kMaxRounds = 8;
-
-int64_t initializer_bytes(const ir::Graph& g) {
-  int64_t b = 0;
-  ir::for_each_graph(const_cast<ir::Graph&>(g), [&](ir::Graph& sg) {
-    for (const ir::Value* v : sg.initializers)
-      if (v->initializer) b += static_cast<int64_t>(v->initializer->nbytes());
-  });
-  return b;
-}
 }  // namespace
 
 const PassInfo& FoldPass::info() const {
@@ -82,8 +64,8 @@ PassResult FoldPass::run(ir::Model& model, PassContext& ctx) {
   for (const char* k : {"constants_folded", "constant_nodes_to_initializers", "identities_removed", "shapes_folded",
                         "batch_norms_folded", "mul_add_folded", "dead_nodes_removed", "initializers_removed"})
     log.declare(k);
-  const int64_t nodes_before = count_nodes(*model.graph);
-  const int64_t bytes_before = initializer_bytes(*model.graph);
+  const int64_t nodes_before = ir::count_nodes(*model.graph);
+  const int64_t bytes_before = ir::count_initializer_bytes(*model.graph);
   int64_t changes = 0;
   for (int round = 0; round < kMaxRounds; ++round) {
     int64_t changed = 0;
@@ -96,9 +78,9 @@ PassResult FoldPass::run(ir::Model& model, PassContext& ctx) {
   r.modified = changes > 0;
   r.stats = log.stats();
   r.stats["nodes_before"] = nodes_before;
-  r.stats["nodes_after"] = count_nodes(*model.graph);
+  r.stats["nodes_after"] = ir::count_nodes(*model.graph);
   r.stats["initializer_bytes_before"] = bytes_before;
-  r.stats["initializer_bytes_after"] = initializer_bytes(*model.graph);
+  r.stats["initializer_bytes_after"] = ir::count_initializer_bytes(*model.graph);
   r.record = log.record();
   return r;
 }

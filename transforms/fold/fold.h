@@ -37,7 +37,4 @@ class FoldPass : public Pass {
 };
 std::unique_ptr<Pass> make_pass();
 
-/// Nodes in g and every nested subgraph.
-int64_t count_nodes(const ir::Graph& g);
-
 }  // namespace mcc::transforms::fold

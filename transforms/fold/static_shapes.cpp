@@ -120,7 +120,7 @@ void StaticShapes::set(const ir::Value* v, TypeShape ts) {
 
 void StaticShapes::run_graph(const ir::Graph& g) {
   for (const ir::Node* n : g.nodes()) {
-    for (const ir::Graph* sg : subgraphs_of(*n)) run_graph(*sg);
+    for (const ir::Graph* sg : n->subgraphs()) run_graph(*sg);
     infer(*n);
   }
 }

@@ -69,22 +69,10 @@ struct Applier {
         const ir::DType w = wanted_input_dtype(*n, i, plan, cfg.low, opset_of(*n));
         const_wants[v] |= w == cfg.low ? 1 : 2;
       }
-      for_each_subgraph(*n, [&](ir::Graph& sg) { collect(sg); });
+      for (ir::Graph* sg : n->subgraphs()) collect(*sg);
     }
     for (const ir::Value* v : g.outputs)
       if (constant_tensor(v, cfg.initializer_inputs_are_constants)) const_wants[v] |= 2;
-  }
-
-  template <class F>
-  static void for_each_subgraph(const ir::Node& n, F&& f) {
-    for (const auto& a : n.attrs) {
-      if (const auto* sg = std::get_if<std::shared_ptr<ir::Graph>>(&a.value)) {
-        if (*sg) f(**sg);
-      } else if (const auto* sgs = std::get_if<std::vector<std::shared_ptr<ir::Graph>>>(&a.value)) {
-        for (const auto& s : *sgs)
-          if (s) f(*s);
-      }
-    }
   }
 
   ir::Value* cast_of(ir::Value* v, ir::DType to, ir::Graph& g, const ir::Node* before) {
@@ -216,7 +204,8 @@ struct Applier {
       if (cur(v) != want) fix_output(g, idx, want);
       if (retype) ++st.io_retyped;
     }
-    for (ir::Node* n : nodes) for_each_subgraph(*n, [&](ir::Graph& sg) { apply_graph(sg, false); });
+    for (ir::Node* n : nodes)
+      for (ir::Graph* sg : n->subgraphs()) apply_graph(*sg, false);
   }
 };
 

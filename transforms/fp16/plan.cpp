@@ -265,17 +265,7 @@ struct Planner {
       for (size_t k = 0; k < n->outputs.size(); ++k)
         if (const ir::Value* o = n->outputs[k])
           plan.orig[o] = o->dtype != ir::DType::Undefined ? o->dtype : infer_output(*n, k, t, plan);
-      for (const auto& a : n->attrs) for_subgraphs(a, [&](const ir::Graph& sg, const std::string&) { infer_types(sg); });
-    }
-  }
-
-  template <class F>
-  static void for_subgraphs(const ir::Attribute& a, F&& f) {
-    if (const auto* sg = std::get_if<std::shared_ptr<ir::Graph>>(&a.value)) {
-      if (*sg) f(**sg, a.name);
-    } else if (const auto* sgs = std::get_if<std::vector<std::shared_ptr<ir::Graph>>>(&a.value)) {
-      for (size_t k = 0; k < sgs->size(); ++k)
-        if ((*sgs)[k]) f(*(*sgs)[k], a.name + "[" + std::to_string(k) + "]");
+      for (const ir::Graph* sg : n->subgraphs()) infer_types(*sg);
     }
   }
 
@@ -287,10 +277,8 @@ struct Planner {
     const auto& nodes = g.nodes();
     for (size_t i = 0; i < nodes.size(); ++i) {
       decide(*nodes[i], path, static_cast<int>(i));
-      for (const auto& a : nodes[i]->attrs)
-        for_subgraphs(a, [&](const ir::Graph& sg, const std::string& attr) {
-          plan_graph(sg, (path.empty() ? "" : path + "/") + std::to_string(i) + "." + attr, false);
-        });
+      for (const auto& s : nodes[i]->subgraph_slots())
+        plan_graph(*s.graph, (path.empty() ? "" : path + "/") + std::to_string(i) + "." + s.label(), false);
     }
   }
 };

@@ -11,24 +11,6 @@
 
 namespace mcc::transforms {
 
-int64_t count_nodes(ir::Model& model) {
-  int64_t n = 0;
-  if (model.graph)
-    ir::for_each_graph(*model.graph,
-                       [&](ir::Graph& g) { n += static_cast<int64_t>(g.nodes().size()); });
-  return n;
-}
-
-int64_t count_initializer_bytes(ir::Model& model) {
-  int64_t n = 0;
-  if (model.graph)
-    ir::for_each_graph(*model.graph, [&](ir::Graph& g) {
-      for (const ir::Value* v : g.initializers)
-        if (v->initializer) n += static_cast<int64_t>(v->initializer->nbytes());
-    });
-  return n;
-}
-
 nlohmann::ordered_json StageRecord::to_json() const {
   nlohmann::ordered_json j;
   j["label"] = label;
@@ -96,8 +78,8 @@ std::vector<StageRecord> PassManager::run(ir::Model& model,
     r.label = s.label;
     r.pass = s.pass();
     r.options = s.options_json();
-    r.nodes_before = count_nodes(model);
-    r.initializer_bytes_before = count_initializer_bytes(model);
+    r.nodes_before = (model.graph ? ir::count_nodes(*model.graph) : 0);
+    r.initializer_bytes_before = (model.graph ? ir::count_initializer_bytes(*model.graph) : 0);
     const auto t0 = std::chrono::steady_clock::now();
     try {
       auto pass = registry_.create(s.pass());
@@ -132,8 +114,8 @@ std::vector<StageRecord> PassManager::run(ir::Model& model,
                             "); this is a bug in the stage (--no-verify skips this check)");
       }
     }
-    r.nodes_after = count_nodes(model);
-    r.initializer_bytes_after = count_initializer_bytes(model);
+    r.nodes_after = (model.graph ? ir::count_nodes(*model.graph) : 0);
+    r.initializer_bytes_after = (model.graph ? ir::count_initializer_bytes(*model.graph) : 0);
     spdlog::info("{}: {} in {:.3f} s, nodes {} -> {}, initializer bytes {} -> {}{}{}", s.label,
                  r.modified ? "modified" : "unchanged", r.seconds, r.nodes_before, r.nodes_after,
                  r.initializer_bytes_before, r.initializer_bytes_after, r.stats.empty() ? "" : ", ",

@@ -51,11 +51,6 @@ class PassManager {
   PassManagerOptions options_;
 };
 
-/// Node count over the main graph and every subgraph.
-int64_t count_nodes(ir::Model& model);
-/// Bytes of initializer data over the main graph and every subgraph.
-int64_t count_initializer_bytes(ir::Model& model);
-
 /// Checks that a state's "stages" array fits `pipeline` (count, labels, stage names, a "record"
 /// object each); throws ModelError naming `source` and the first mismatch.
 void check_replay_records(const Pipeline& pipeline, const nlohmann::ordered_json& stages,

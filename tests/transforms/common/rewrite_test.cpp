@@ -2,7 +2,8 @@
 // naming the node, and per-rule counting; plus the surgery helpers rules share.
 #include <doctest/doctest.h>
 
-#include "transforms/fold/fold_test_util.h"
+#include "support/graph_builder.h"
+#include "transforms/common/rewrite.h"
 
 using namespace mcc;
 
@@ -93,6 +94,6 @@ TEST_CASE("replace_value moves uses, graph outputs and subgraph outputs that nam
   CHECK(a->uses.empty());
   CHECK_FALSE(transforms::is_any_graph_output(*a));
   CHECK(g.outputs[1] == &b);
-  CHECK(transforms::subgraphs_of(*g.nodes().back())[0]->outputs[0] == &b);
+  CHECK(g.nodes().back()->subgraphs()[0]->outputs[0] == &b);
   CHECK(b.uses.size() == 1);  // the Relu inside the else branch
 }

@@ -96,17 +96,17 @@ TEST_CASE("fold keeps every golden model's outputs (mcc eval --golden against ON
 
 TEST_CASE("fold: sub-steps can be switched off; stats list every sub-step") {
   ir::Model m = ir::load_model((test::source_dir() / "golden" / "silero_vad" / "model.onnx").string());
-  const int64_t n = transforms::fold::count_nodes(*m.graph);
+  const int64_t n = ir::count_nodes(*m.graph);
   auto r = test::run_fold(m, {{"constants", "false"}, {"identity", "false"}, {"shapes", "false"},
                               {"batch_norm", "false"}, {"mul_add", "false"}, {"dead_code", "false"}});
   CHECK_FALSE(r.modified);
-  CHECK(transforms::fold::count_nodes(*m.graph) == n);
+  CHECK(ir::count_nodes(*m.graph) == n);
   for (const char* k : {"constants_folded", "identities_removed", "shapes_folded", "batch_norms_folded",
                         "mul_add_folded", "dead_nodes_removed", "nodes_before", "nodes_after"})
     CHECK(r.stats.contains(k));
   auto r2 = test::run_fold(m);
   CHECK(r2.modified);
-  CHECK(transforms::fold::count_nodes(*m.graph) < n);
+  CHECK(ir::count_nodes(*m.graph) < n);
   CHECK_FALSE(test::run_fold(m).modified);
 }
 

@@ -12,7 +12,7 @@
 
 #include "ir/onnx_io.h"
 #include "support/paths.h"
-#include "transforms/fold/fold_test_util.h"
+#include "support/graph_builder.h"
 #include "transforms/prune/prune.h"
 
 namespace mcc::test {

@@ -8,7 +8,7 @@
 
 #include "ir/npy.h"
 #include "support/paths.h"
-#include "transforms/fold/fold_test_util.h"
+#include "support/graph_builder.h"
 #include "transforms/quantize/quantize.h"
 
 namespace mcc::test {
