@@ -31,9 +31,10 @@
 //
 // Options: exclude= items match a node name, any of its output names or its op type exactly, or,
 // as an ECMAScript regex, the whole node or output name (common/node_filter.h); a bad regex or an
-// item that matches no node with float32 data is a usage error (exit 2) naming the closest node. conditional_fp32= items are Op:attribute:value1|value2 and add to
-// the defaults. Replay: with a record from a state, the recorded per-node decisions are applied
-// as they are, so later changes of the default lists do not change a replayed model.
+// item that matches no node with float32 data is a usage error (exit 2) naming the closest node.
+// conditional_fp32= items are Op:attribute:value1|value2 and add to the defaults. Replay: with a
+// record from a state, the recorded per-node decisions are applied as they are, so later changes
+// of the default lists do not change a replayed model.
 #include "transforms/fp16/fp16.h"
 
 #include <spdlog/spdlog.h>
