@@ -29,11 +29,12 @@
 // bfloat16 only from opset 13/14 on (Conv only from opset 22, beyond libonnx 1.12), so bf16
 // converts fewer nodes than fp16 on older models.
 //
-// Options: exclude= items match a node name or any of its output names exactly, or, as an
-// ECMAScript regex, the whole name; an item that matches nothing is a usage error (exit 2)
-// naming the closest node. conditional_fp32= items are Op:attribute:value1|value2 and add to
-// the defaults. Replay: with a record from a state, the recorded per-node decisions are applied
-// as they are, so later changes of the default lists do not change a replayed model.
+// Options: exclude= items match a node name, any of its output names or its op type exactly, or,
+// as an ECMAScript regex, the whole node or output name (common/node_filter.h); a bad regex or an
+// item that matches no node with float32 data is a usage error (exit 2) naming the closest node.
+// conditional_fp32= items are Op:attribute:value1|value2 and add to the defaults. Replay: with a
+// record from a state, the recorded per-node decisions are applied as they are, so later changes
+// of the default lists do not change a replayed model.
 #include "transforms/fp16/fp16.h"
 
 #include <spdlog/spdlog.h>
@@ -83,17 +84,7 @@ Config make_config(const Options& o) {
     check_ops({rule.op}, "conditional_fp32");
     c.conditional.push_back(std::move(rule));
   }
-  for (const auto& text : o.get_list("exclude")) {
-    Config::ExcludeRule r;
-    r.text = text;
-    try {
-      r.re = std::regex(text, std::regex::ECMAScript);
-      r.is_regex = true;
-    } catch (const std::regex_error&) {
-      r.is_regex = false;  // not a valid regex: matched as a name only
-    }
-    c.exclude.push_back(std::move(r));
-  }
+  c.exclude = NodeFilter("fp16", "exclude", o.get_list("exclude"));
   c.out_of_range = o.get_string("out_of_range") == "saturate" ? fp16::OutOfRange::Saturate : fp16::OutOfRange::KeepFp32;
   c.unlisted = o.get_string("unlisted") == "widest" ? fp16::Unlisted::Widest : fp16::Unlisted::Fp32;
   return c;
@@ -149,7 +140,7 @@ class Fp16Pass : public Pass {
             {"widest_ops", OptionType::StringList, "", "Ops that run in the widest type of their inputs", {}},
             {"conditional_fp32", OptionType::StringList, "",
              "More conditional float32 rules, Op:attribute:value1|value2", {}},
-            {"exclude", OptionType::StringList, "", "Nodes kept in float32: names, output names or regexes", {}},
+            {"exclude", OptionType::StringList, "", "Nodes kept in float32: names, output names, op types or regexes", {}},
             {"out_of_range", OptionType::String, "keep_fp32",
              "Constants that overflow the low type: keep their consumers in float32, or saturate",
              {"keep_fp32", "saturate"}},
@@ -174,13 +165,7 @@ class Fp16Pass : public Pass {
     if (ctx.replay && !ctx.replay->empty()) replay = read_replay(*ctx.replay);
 
     fp16::Plan plan = fp16::make_plan(model, cfg, replay ? &*replay : nullptr);
-    if (!replay) {
-      const auto names = all_node_names(*model.graph);
-      for (const auto& r : cfg.exclude)
-        if (r.matched == 0)
-          throw UsageError("fp16: exclude rule '" + r.text + "' matches no node name or output name" +
-                           did_you_mean(r.text, names));
-    }
+    if (!replay) cfg.exclude.require_all_matched("node with float32 data", all_node_names(*model.graph));
     const fp16::ApplyStats st = fp16::apply_plan(model, plan, cfg);
 
     PassResult res;
@@ -240,7 +225,7 @@ class Fp16Pass : public Pass {
     res.record["unsupported_ops"] = std::move(unsup);
     if (!replay) {
       nlohmann::ordered_json ex = nlohmann::ordered_json::object();
-      for (const auto& r : cfg.exclude) ex[r.text] = r.matched;
+      for (const auto& r : cfg.exclude) ex[r.text] = static_cast<int64_t>(r.matched.size());
       res.record["exclude_matches"] = std::move(ex);
     } else if (ctx.replay->contains("exclude_matches")) {
       // Rules are not re-matched on replay (the decisions are recorded per node); carry what

@@ -87,21 +87,9 @@ struct Planner {
   }
 
   bool excluded(const ir::Node& n, std::string& which) {
-    bool hit = false;
-    for (auto& rule : cfg.exclude) {
-      auto matches = [&](const std::string& name) {
-        if (name.empty()) return false;
-        return name == rule.text || (rule.is_regex && std::regex_match(name, rule.re));
-      };
-      bool m = matches(n.name);
-      for (const ir::Value* o : n.outputs) m = m || (o && matches(o->name));
-      if (m) {
-        ++rule.matched;
-        if (!hit) which = rule.text;
-        hit = true;
-      }
-    }
-    return hit;
+    const FilterItem* hit = cfg.exclude.match(n, node_label(n));
+    if (hit) which = hit->text;
+    return hit != nullptr;
   }
 
   /// The rule-based choice for a node with float data (before the range check).

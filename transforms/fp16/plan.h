@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -12,6 +11,7 @@
 
 #include "ir/graph.h"
 #include "ir/op_schema.h"
+#include "transforms/common/node_filter.h"
 #include "transforms/fp16/op_policy.h"
 
 namespace mcc::transforms::fp16 {
@@ -25,13 +25,7 @@ struct Config {
   bool keep_io = true;
   fp16::OpSet user_fp16_ops, user_fp32_ops, user_widest_ops;  // from options; win over defaults
   std::vector<fp16::ConditionalRule> conditional;
-  struct ExcludeRule {
-    std::string text;
-    bool is_regex = false;
-    std::regex re;
-    int matched = 0;
-  };
-  std::vector<ExcludeRule> exclude;
+  NodeFilter exclude;  // exclude=; records the name of each node it keeps in fp32
   OutOfRange out_of_range = OutOfRange::KeepFp32;
   Unlisted unlisted = Unlisted::Fp32;
   /// IR < 4 lists every initializer among the graph inputs; they are weights, not inputs.

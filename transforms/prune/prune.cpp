@@ -7,10 +7,12 @@
 // After (unstructured, sparsity=0.5):  W, F keep their shapes, half of each set to 0
 // After (channel, sparsity=0.25):      W[48,..], B[48], F[10,48]: 16 channels gone
 //
-// Layer selection: include= and exclude= are ECMAScript regexes over the whole node name (the
-// first output's name for unnamed nodes); overrides= is an ordered list of REGEX:SPARSITY rules,
-// the first match wins (Distiller). A rule that matches no prunable layer is a usage error (exit
-// 2), and the record lists what each rule matched. sparsity must lie in [0, 1).
+// Layer selection: include= and exclude= items match layers by the node filter's rule (a node
+// name, output name or op type exactly, or an ECMAScript regex over the whole node or output
+// name; common/node_filter.h); overrides= is an ordered list of REGEX:SPARSITY rules, the first
+// match wins (Distiller). A rule that matches no prunable layer is a usage error (exit 2), and
+// the record lists what each rule matched (by node name, or first output name when unnamed).
+// sparsity must lie in [0, 1).
 // State: the record holds, per weight, the sparsity reached and the mask (run-length or bitset,
 // base64; prune/mask_codec.cpp), or, per channel group, the kept channel indices. With a record
 // to replay the stage applies it as it is, without ranking anything, so the model comes out
@@ -37,75 +39,42 @@ std::string node_key(const ir::Node& n) {
   return "";
 }
 
-Rule parse_regex(const std::string& text, const std::string& option) {
-  Rule r;
-  r.text = text;
-  try {
-    r.re = std::regex(text, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw UsageError("prune: " + option + ": '" + text + "' is not a valid regex (" + e.what() + ")");
-  }
-  return r;
+Selector::Selector(const std::vector<std::string>& include_items, const std::vector<std::string>& exclude_items,
+                   const std::vector<std::string>& override_items)
+    : include("prune", "include", include_items),
+      exclude("prune", "exclude", exclude_items),
+      overrides("prune", "overrides", override_items, "REGEX:SPARSITY (e.g. 'conv1.*:0.3')",
+                [](const std::string& num, const std::string& item) {
+                  double s = -1;
+                  auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), s);
+                  if (ec != std::errc() || p != num.data() + num.size() || !(s >= 0.0 && s < 1.0))
+                    throw UsageError("prune: overrides: '" + item + "': sparsity must be a number in [0, 1)");
+                  return s;
+                }) {}
+
+bool Selector::selected(const ir::Node& n) {
+  const std::string key = node_key(n);
+  if (!include.empty() && !include.match(n, key)) return false;
+  return !exclude.match(n, key);
 }
 
-Rule parse_override(const std::string& text, const std::string& option) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0)
-    throw UsageError("prune: " + option + ": '" + text + "' is not REGEX:SPARSITY (e.g. 'conv1.*:0.3')");
-  Rule r = parse_regex(text.substr(0, colon), option);
-  r.text = text;
-  const std::string num = text.substr(colon + 1);
-  double s = -1;
-  auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), s);
-  if (ec != std::errc() || p != num.data() + num.size() || !(s >= 0.0 && s < 1.0))
-    throw UsageError("prune: " + option + ": '" + text + "': sparsity must be a number in [0, 1)");
-  r.sparsity = s;
-  return r;
-}
-
-bool Selector::selected(const std::string& name) {
-  bool in = include.empty();
-  for (Rule& r : include)
-    if (std::regex_match(name, r.re)) {
-      r.matched.push_back(name);
-      in = true;
-    }
-  if (!in) return false;
-  bool out = false;
-  for (Rule& r : exclude)
-    if (std::regex_match(name, r.re)) {
-      r.matched.push_back(name);
-      out = true;
-    }
-  return !out;
-}
-
-std::optional<double> Selector::override_for(const std::string& name) {
-  for (Rule& r : overrides)
-    if (std::regex_match(name, r.re)) {
-      r.matched.push_back(name);
-      return r.sparsity;
-    }
+std::optional<double> Selector::override_for(const ir::Node& n) {
+  if (const auto* r = overrides.match(n, node_key(n))) return r->action;
   return std::nullopt;
 }
 
-void check_all_rules_matched(const Selector& s, const std::vector<std::string>& all_names) {
-  auto check = [&](const std::vector<Rule>& rules, const std::string& option) {
-    for (const Rule& r : rules)
-      if (r.matched.empty())
-        throw UsageError("prune: " + option + " rule '" + r.text + "' matches no prunable layer" +
-                         did_you_mean(r.text.substr(0, r.text.rfind(':')), all_names) +
-                         "; layers are matched by their whole node name");
-  };
-  check(s.include, "include");
-  check(s.exclude, "exclude");
-  check(s.overrides, "overrides");
+void Selector::require_all_matched(const std::vector<std::string>& all_names) const {
+  include.require_all_matched("prunable layer", all_names);
+  exclude.require_all_matched("prunable layer", all_names);
+  overrides.require_all_matched("prunable layer", [&](const NodeRule<double>& r) {
+    return did_you_mean(r.matcher.pattern(), all_names);
+  });
 }
-
 
 namespace {
 
-nlohmann::ordered_json rules_json(const std::vector<Rule>& rules) {
+template <class Items>
+nlohmann::ordered_json rules_json(const Items& rules) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& r : rules) out.push_back({{"rule", r.text}, {"matched", r.matched}});
   return out;
@@ -125,8 +94,8 @@ class PrunePass : public Pass {
              {"layer", "global"}},
             {"criterion", OptionType::String, "l1", "Channel importance (mode=channel): L1 or L2 norm of its weights",
              {"l1", "l2"}},
-            {"include", OptionType::StringList, "", "Regexes over node names: only these layers (empty = all)", {}},
-            {"exclude", OptionType::StringList, "", "Regexes over node names: layers left alone", {}},
+            {"include", OptionType::StringList, "", "Layers pruned: names, output names, op types or regexes (empty = all)", {}},
+            {"exclude", OptionType::StringList, "", "Layers left alone: names, output names, op types or regexes", {}},
             {"overrides", OptionType::StringList, "",
              "Ordered REGEX:SPARSITY rules, the first match wins (e.g. 'conv1:0,fc.*:0.8')", {}},
             {"min_channels", OptionType::Int, "1", "Channels kept at least per group (mode=channel)", {}},
@@ -147,10 +116,7 @@ class PrunePass : public Pass {
     if (min_channels < 1) throw UsageError("prune: min_channels must be at least 1");
     const int64_t round_to = o.get_int("round_to");
     if (round_to < 1) throw UsageError("prune: round_to must be at least 1");
-    Selector sel;
-    for (const auto& t : o.get_list("include")) sel.include.push_back(parse_regex(t, "include"));
-    for (const auto& t : o.get_list("exclude")) sel.exclude.push_back(parse_regex(t, "exclude"));
-    for (const auto& t : o.get_list("overrides")) sel.overrides.push_back(parse_override(t, "overrides"));
+    Selector sel(o.get_list("include"), o.get_list("exclude"), o.get_list("overrides"));
 
     PassResult res;
     const bool replay = ctx.replay && !ctx.replay->empty();
@@ -170,10 +136,10 @@ class PrunePass : public Pass {
       for (const ir::Node* n : model.graph->nodes())
         if (prunable_weight(*n)) {
           names.push_back(node_key(*n));
-          probe.selected(names.back());
-          probe.override_for(names.back());
+          probe.selected(*n);
+          probe.override_for(*n);
         }
-      check_all_rules_matched(probe, names);
+      probe.require_all_matched(names);
       res.record["mode"] = o.get_string("mode");
       if (channel) {
         StructuredConfig cfg;

@@ -6,13 +6,13 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ir/graph.h"
+#include "transforms/common/node_filter.h"
 #include "transforms/pipeline/pass.h"
 
 namespace mcc::transforms::prune {
@@ -23,30 +23,23 @@ std::unique_ptr<Pass> make_pass();
 
 // ---- options shared by both modes
 
-/// One "REGEX:SPARSITY" override rule; the first rule whose regex matches a layer's node name
-/// (whole name) decides that layer's sparsity.
-struct Rule {
-  std::string text;
-  std::regex re;
-  double sparsity = 0;
-  std::vector<std::string> matched;  // node names, in graph order
-};
-
+/// Layer selection: include=, exclude= and the ordered overrides= REGEX:SPARSITY rules (first
+/// match wins), matched by the rule in common/node_filter.h.
 struct Selector {
-  std::vector<Rule> include, exclude, overrides;  // include/exclude use only text/re/matched
+  NodeFilter include, exclude;
+  NodeRules<double> overrides;
+  /// Compiles the options' items; throws UsageError for a bad regex or override.
+  Selector(const std::vector<std::string>& include_items, const std::vector<std::string>& exclude_items,
+           const std::vector<std::string>& override_items);
   /// True when the node is selected (include empty or matching, no exclude matching); records
-  /// the match on the rules it hit.
-  bool selected(const std::string& name);
+  /// the match on the items it hit.
+  bool selected(const ir::Node& n);
   /// The override sparsity for the node (first matching rule), or nullopt.
-  std::optional<double> override_for(const std::string& name);
+  std::optional<double> override_for(const ir::Node& n);
+  /// Throws UsageError for the first item (of include, exclude, overrides) that matched nothing.
+  void require_all_matched(const std::vector<std::string>& all_names) const;
 };
 
-/// Parses "REGEX:SPARSITY" (the last ':' splits); throws UsageError naming `option`.
-Rule parse_override(const std::string& text, const std::string& option);
-/// A whole-name regex rule; throws UsageError for a bad regex.
-Rule parse_regex(const std::string& text, const std::string& option);
-/// Throws UsageError for the first rule (of include, exclude, overrides) that matched nothing.
-void check_all_rules_matched(const Selector& s, const std::vector<std::string>& all_names);
 /// A node's name for matching and records: its name, or its first output's name when unnamed.
 std::string node_key(const ir::Node& n);
 

@@ -265,9 +265,8 @@ nlohmann::ordered_json prune_channels(ir::Model& m, const StructuredConfig& cfg,
     bool all = true;
     std::optional<double> ov;
     for (ir::Node* p : grp.producers) {
-      const std::string key = node_key(*p);
-      if (!cfg.selector->selected(key)) all = false;
-      else if (!ov) ov = cfg.selector->override_for(key);
+      if (!cfg.selector->selected(*p)) all = false;
+      else if (!ov) ov = cfg.selector->override_for(*p);
     }
     if (!all) {
       skipped[grp.id] = "a producer is excluded";

@@ -110,12 +110,12 @@ nlohmann::ordered_json prune_unstructured(ir::Model& m, const UnstructuredConfig
       layers[it->second].nodes.push_back(key);
       continue;
     }
-    if (!cfg.selector->selected(key)) continue;
+    if (!cfg.selector->selected(*n)) continue;
     Layer l;
     l.weight = w;
     l.nodes.push_back(key);
     l.op = n->op_type;
-    if (auto ov = cfg.selector->override_for(key)) {
+    if (auto ov = cfg.selector->override_for(*n)) {
       l.target = *ov;
       l.overridden = true;
     } else {

@@ -33,13 +33,6 @@ bool is_dq_output(const ir::Value* v) {
   return v && v->producer && (v->producer->op_type == "DequantizeLinear" || v->producer->op_type == "QuantizeLinear");
 }
 
-bool matches(const std::regex& re, const ir::Node& n) {
-  if (!n.name.empty() && std::regex_match(n.name, re)) return true;
-  for (const ir::Value* o : n.outputs)
-    if (o && std::regex_match(o->name, re)) return true;
-  return false;
-}
-
 struct UnionFind {
   std::map<std::string, std::string> parent;
   std::string find(const std::string& x) {
@@ -61,15 +54,8 @@ struct UnionFind {
 
 }  // namespace
 
-std::string node_label(const ir::Node& n) {
-  if (!n.name.empty()) return n.name;
-  for (const ir::Value* o : n.outputs)
-    if (o) return o->name;
-  return n.op_type;
-}
-
-void Rule::apply(Settings& s) const {
-  for (const auto& a : actions) {
+void RuleActions::apply(Settings& s) const {
+  for (const auto& a : names) {
     if (a == "skip") s.skip = true;
     else if (a == "per_tensor") s.per_channel = false;
     else if (a == "per_channel") s.per_channel = true;
@@ -81,61 +67,39 @@ void Rule::apply(Settings& s) const {
   }
 }
 
-std::vector<Rule> parse_rules(const std::vector<std::string>& items) {
-  std::vector<Rule> out;
+Rules parse_rules(const std::vector<std::string>& items) {
+  std::vector<std::string> texts;  // one item may hold several rules separated by ';'
   for (const auto& item : items) {
     size_t p = 0;
     while (p <= item.size()) {
       const size_t e = item.find(';', p);
-      const std::string text = item.substr(p, e == std::string::npos ? std::string::npos : e - p);
+      std::string text = item.substr(p, e == std::string::npos ? std::string::npos : e - p);
       p = e == std::string::npos ? item.size() + 1 : e + 1;
-      if (text.empty()) continue;
-      const size_t colon = text.rfind(':');
-      if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
-        throw UsageError("quantize: rule '" + text + "' is not REGEX:ACTION (e.g. 'conv1.*:skip', 'head.*:per_tensor+int8')");
-      Rule r;
-      r.text = text;
-      r.pattern = text.substr(0, colon);
-      try {
-        r.re = std::regex(r.pattern, std::regex::ECMAScript);
-      } catch (const std::regex_error& ex) {
-        throw UsageError("quantize: rule '" + text + "': '" + r.pattern + "' is not a valid regex (" + ex.what() + ")");
-      }
-      std::string acts = text.substr(colon + 1);
-      size_t q = 0;
-      while (q <= acts.size()) {
-        const size_t plus = acts.find('+', q);
-        const std::string a = acts.substr(q, plus == std::string::npos ? std::string::npos : plus - q);
-        q = plus == std::string::npos ? acts.size() + 1 : plus + 1;
-        if (std::find(rule_actions().begin(), rule_actions().end(), a) == rule_actions().end())
-          throw UsageError("quantize: rule '" + text + "': unknown action '" + a + "'" + did_you_mean(a, rule_actions()) +
-                           "; actions: skip, per_tensor, per_channel, uint8, int8, uint16, int16, minmax, percentile, "
-                           "entropy, mse");
-        r.actions.push_back(a);
-      }
-      out.push_back(std::move(r));
+      if (!text.empty()) texts.push_back(std::move(text));
     }
   }
-  return out;
-}
-
-std::vector<ExcludeItem> parse_excludes(const std::vector<std::string>& items) {
-  std::vector<ExcludeItem> out;
-  for (const auto& t : items) {
-    ExcludeItem x;
-    x.text = t;
-    try {
-      x.re = std::regex(t, std::regex::ECMAScript);
-      x.is_regex = true;
-    } catch (const std::regex_error&) {
-      x.is_regex = false;  // matched as a name or op type only
+  auto parse_actions = [](const std::string& acts, const std::string& text) {
+    RuleActions r;
+    size_t q = 0;
+    while (q <= acts.size()) {
+      const size_t plus = acts.find('+', q);
+      const std::string a = acts.substr(q, plus == std::string::npos ? std::string::npos : plus - q);
+      q = plus == std::string::npos ? acts.size() + 1 : plus + 1;
+      if (std::find(rule_actions().begin(), rule_actions().end(), a) == rule_actions().end())
+        throw UsageError("quantize: rules: '" + text + "': unknown action '" + a + "'" + did_you_mean(a, rule_actions()) +
+                         "; actions: skip, per_tensor, per_channel, uint8, int8, uint16, int16, minmax, percentile, "
+                         "entropy, mse");
+      r.names.push_back(a);
     }
-    out.push_back(std::move(x));
-  }
-  return out;
+    return r;
+  };
+  return Rules("quantize", "rules", texts, "REGEX:ACTION (e.g. 'conv1.*:skip', 'head.*:per_tensor+int8')",
+               parse_actions);
 }
 
-Selection select(ir::Model& model, const SelectConfig& cfg, std::vector<ExcludeItem>& excludes, std::vector<Rule>& rules) {
+NodeFilter parse_excludes(const std::vector<std::string>& items) { return NodeFilter("quantize", "exclude", items); }
+
+Selection select(ir::Model& model, const SelectConfig& cfg, NodeFilter& excludes, Rules& rules) {
   for (const auto& op : cfg.op_types)
     if (!supported_ops().count(op)) {
       std::vector<std::string> ops(supported_ops().begin(), supported_ops().end());
@@ -154,16 +118,7 @@ Selection select(ir::Model& model, const SelectConfig& cfg, std::vector<ExcludeI
   for (ir::Node* n : g.nodes()) {
     const std::string label = node_label(*n);
     // Exclusions apply to every node (a name, output name, op type or regex).
-    const ExcludeItem* ex = nullptr;
-    for (auto& x : excludes) {
-      bool hit = x.text == n->name || x.text == n->op_type;
-      for (const ir::Value* o : n->outputs) hit = hit || (o && o->name == x.text);
-      hit = hit || (x.is_regex && matches(x.re, *n));
-      if (hit) {
-        x.matched.push_back(label);
-        if (!ex) ex = &x;
-      }
-    }
+    const FilterItem* ex = excludes.match(*n, label);
     if (!op_types.count(n->op_type)) continue;
     auto slots = slots_for(*n);
     if (!slots) continue;
@@ -176,12 +131,7 @@ Selection select(ir::Model& model, const SelectConfig& cfg, std::vector<ExcludeI
       continue;
     }
     Settings s = cfg.defaults;
-    for (auto& r : rules)
-      if (matches(r.re, *n)) {
-        r.matched.push_back(label);
-        r.apply(s);
-        break;
-      }
+    if (const Rule* r = rules.match(*n, label)) r->action.apply(s);
     if (s.skip) {
       skip("rule");
       continue;
@@ -194,25 +144,16 @@ Selection select(ir::Model& model, const SelectConfig& cfg, std::vector<ExcludeI
     }
     sel.nodes.push_back(Candidate{n, *slots, s});
   }
-  for (const auto& x : excludes)
-    if (x.matched.empty())
-      throw UsageError("quantize: exclude item '" + x.text + "' matches no node name, output name or op type" +
-                       did_you_mean(x.text, all_names));
-  for (size_t i = 0; i < rules.size(); ++i) {
-    const Rule& r = rules[i];
-    if (!r.matched.empty()) continue;
-    std::string why;
+  excludes.require_all_matched("node", all_names);
+  rules.require_all_matched("quantized node", [&](const Rule& r) {
     for (ir::Node* n : g.nodes())
-      if (matches(r.re, *n)) {
-        why = " (it matches '" + node_label(*n) + "' (" + n->op_type + "), which is " +
-              (op_types.count(n->op_type) ? "excluded or taken by an earlier rule" : "not in op_types") + ")";
-        break;
-      }
+      if (r.matcher.matches(*n))
+        return " (it matches '" + node_label(*n) + "' (" + n->op_type + "), which is " +
+               (op_types.count(n->op_type) ? "excluded or taken by an earlier rule" : "not in op_types") + ")";
     std::vector<std::string> names;
     for (const auto& c : sel.nodes) names.push_back(node_label(*c.node));
-    throw UsageError("quantize: rule " + std::to_string(i + 1) + " '" + r.text + "' matches no quantized node" +
-                     (why.empty() ? did_you_mean(r.pattern, names) : why) + "; rules match node names (regex, whole name)");
-  }
+    return did_you_mean(r.matcher.pattern(), names);
+  });
 
   // Activations: merged settings over their consumers.
   std::map<std::string, size_t> index;

@@ -3,13 +3,13 @@
 // consumers and the shared-scale groups. Structural only: no calibration, no graph change.
 #pragma once
 #include <cstdint>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ir/graph.h"
+#include "transforms/common/node_filter.h"
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/policy.h"
 
@@ -23,25 +23,20 @@ struct Settings {
   CalibMethod method = CalibMethod::MinMax;
 };
 
-/// One per-layer rule: `REGEX:action[+action...]`, actions skip, per_tensor, per_channel,
+/// The actions of one per-layer rule `REGEX:action[+action...]`: skip, per_tensor, per_channel,
 /// uint8, int8, uint16, int16, minmax, percentile, entropy, mse.
-struct Rule {
-  std::string text, pattern;
-  std::regex re;
-  std::vector<std::string> actions;
-  std::vector<std::string> matched;  // node names the rule applied to (first match wins)
+struct RuleActions {
+  std::vector<std::string> names;
   void apply(Settings& s) const;
 };
-/// Parses rule items (each item may hold several rules separated by ';'); UsageError on bad syntax.
-std::vector<Rule> parse_rules(const std::vector<std::string>& items);
+using Rule = NodeRule<RuleActions>;
+using Rules = NodeRules<RuleActions>;
+/// Parses rule items (each item may hold several rules separated by ';'); UsageError on bad syntax
+/// or a bad regex. Rules match nodes by the rule in common/node_filter.h.
+Rules parse_rules(const std::vector<std::string>& items);
 
-struct ExcludeItem {
-  std::string text;
-  bool is_regex = false;
-  std::regex re;
-  std::vector<std::string> matched;
-};
-std::vector<ExcludeItem> parse_excludes(const std::vector<std::string>& items);
+/// exclude= items (names, output names, op types or regexes; common/node_filter.h).
+NodeFilter parse_excludes(const std::vector<std::string>& items);
 
 struct Candidate {
   ir::Node* node;
@@ -72,9 +67,9 @@ struct SelectConfig {
 
 /// Chooses the nodes and activations. Throws UsageError for an op type the stage cannot quantize,
 /// an exclude item or a rule that matches nothing (naming the nearest node).
-Selection select(ir::Model& model, const SelectConfig& cfg, std::vector<ExcludeItem>& excludes, std::vector<Rule>& rules);
+Selection select(ir::Model& model, const SelectConfig& cfg, NodeFilter& excludes, Rules& rules);
 
-/// Node name used for matching and reporting: the name, or its first output's name when unnamed.
-std::string node_label(const ir::Node& n);
+/// Node name used for reporting: the name, or its first output's name when unnamed.
+using transforms::node_label;
 
 }  // namespace mcc::transforms::quantize
