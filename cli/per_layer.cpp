@@ -137,6 +137,18 @@ std::vector<std::string> choose_exclusions(const std::vector<LayerStat>& layers,
   return out;
 }
 
+/// `name` as a node-filter item that matches that name: regex metacharacters escaped (the filter
+/// reads every item as a regex too, see transforms/common/node_filter.h), except '.', which
+/// matches itself and keeps the usual exported names ("/features.0/Conv") readable.
+static std::string exact_name_item(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::string_view("^$|()[]{}*+?\\").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string exclusion_stage_option(const std::vector<std::string>& nodes) {
   std::string key = "exclude";
   if (const auto* info = transforms::builtin_passes().find("quantize")) {
@@ -151,12 +163,17 @@ std::string exclusion_stage_option(const std::vector<std::string>& nodes) {
   std::string value;
   bool quote = false;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    value += (i ? "," : "") + nodes[i];
-    for (char c : nodes[i])
+    const std::string item = exact_name_item(nodes[i]);
+    value += (i ? "," : "") + item;
+    for (char c : item)
       if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == ':' || c == '-'))
         quote = true;
   }
-  if (quote) value = "\"" + value + "\"";
+  if (quote) {  // the spec grammar's quoted form: '"' and '\\' escaped with a backslash
+    std::string q = "\"";
+    for (char c : value) q += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    value = q + "\"";
+  }
   return "quantize{" + key + "=" + value + "}";
 }
 

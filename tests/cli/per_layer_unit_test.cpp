@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "cli/per_layer.h"
+#include "transforms/common/node_filter.h"
+#include "transforms/pipeline/pipeline.h"
 
 using mcc::cli::LayerStat;
 
@@ -131,4 +133,21 @@ TEST_CASE("per-layer stage option quotes names the spec grammar cannot take bare
   const std::string opt = mcc::cli::exclusion_stage_option({"/model/conv 1", "conv2"});
   CHECK(opt.find("\"/model/conv 1,conv2\"") != std::string::npos);
   CHECK(mcc::cli::exclusion_stage_option({"/backbone/Conv_3"}).find("=/backbone/Conv_3}") != std::string::npos);
+}
+
+TEST_CASE("per-layer stage option escapes regex metacharacters so the item names exactly that node") {
+  const std::string name = "head[0]+(x)";
+  const std::string opt = mcc::cli::exclusion_stage_option({name});
+  // The suggestion parses as a pipeline, and its exclude item matches that node and no other.
+  const auto p = mcc::transforms::Pipeline::parse(opt, mcc::transforms::builtin_passes());
+  REQUIRE(p.stages().size() == 1);
+  const auto items = p.stages()[0].options.get_list("exclude");
+  REQUIRE(items.size() == 1);
+  const mcc::transforms::NodeMatcher m(items[0], "quantize", "exclude");
+  mcc::ir::Graph g;
+  mcc::ir::Value& x = g.add_value("x");
+  mcc::ir::Node& hit = g.add_node("Relu", "", name, {&x}, {"y"});
+  mcc::ir::Node& miss = g.add_node("Relu", "", "head0x", {&x}, {"z"});
+  CHECK(m.matches(hit));
+  CHECK_FALSE(m.matches(miss));
 }
