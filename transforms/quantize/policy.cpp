@@ -23,6 +23,33 @@ const OpSet& equal_scale_ops() {
   return s;
 }
 
+const std::map<std::string, std::string, std::less<>>& not_quantized() {
+  static const auto m = [] {
+    std::map<std::string, std::string, std::less<>> out;
+    auto add = [&](std::initializer_list<const char*> ops, const char* why) {
+      for (const char* op : ops) out.emplace(op, why);
+    };
+    add({"ConvInteger", "MatMulInteger", "QLinearConv", "QLinearMatMul"}, "already quantized");
+    add({"BatchNormalization"},
+        "a per-channel affine map, folded into the Conv before it by the fold stage; alone it "
+        "runs in float32 (a few parameters per channel: nothing to save)");
+    add({"InstanceNormalization", "LayerNormalization", "GroupNormalization", "RMSNormalization"},
+        "normalizations compute a variance of the activations in float; their scales are one "
+        "vector (nothing to save)");
+    add({"PRelu"}, "one slope per channel: nothing to save; runs in float32");
+    add({"LSTM", "GRU", "RNN"},
+        "recurrent cells: QDQ around the node cannot reach the hidden state inside it; not "
+        "supported");
+    add({"Gather"},
+        "an embedding table would need int8 data and a DequantizeLinear after the Gather; not "
+        "supported");
+    add({"DeformConv"}, "its offsets are sampling coordinates (int8 would move them); not supported");
+    add({"CausalConvWithState"}, "its state input and output would need their own scales; not supported");
+    return out;
+  }();
+  return m;
+}
+
 namespace {
 bool is_f32_constant(const ir::Value* v) {
   return v && v->initializer && v->initializer->dtype() == ir::DType::F32;

@@ -5,6 +5,7 @@
 // The quantize stage reads nothing else about ops.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,6 +24,10 @@ const OpSet& default_ops();
 const OpSet& supported_ops();
 /// Ops whose quantized inputs must share one scale (Concat).
 const OpSet& equal_scale_ops();
+/// Ops that carry weights (ir::OpFacts::weights) but are not quantized, each with the reason
+/// (op -> why). The stage needs a decision only for ops with weights: every other op runs in
+/// float32 on the dequantized values of its neighbours, which costs nothing in model size.
+const std::map<std::string, std::string, std::less<>>& not_quantized();
 
 /// How the inputs of one node are quantized.
 struct NodeSlots {
