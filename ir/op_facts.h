@@ -4,8 +4,9 @@
 // parameters (weights), and which schema changes keep its meaning when a model's opset is raised.
 // Which inputs are float data is not here: it comes from the ONNX schemas (ir/op_schema.h).
 //
-// Does not apply to other domains (ai.onnx.ml, com.microsoft, ...): op_facts() returns nullptr for
-// them, as for an op the table does not know; callers then assume nothing about the op.
+// Does not apply to other domains (ai.onnx.ml, com.microsoft, ...): the table is keyed by ai.onnx
+// op type, so callers check a node's domain first (Node::is). An op the table does not know gets
+// nullptr, and callers then assume nothing about it.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -46,7 +47,7 @@ struct OpFacts {
   std::string_view why;  // the reason for a fact that is not obvious
 };
 
-/// Facts of an ai.onnx op ("" or "ai.onnx" domain); nullptr when the table does not know it.
+/// Facts of an ai.onnx op type; nullptr when the table does not know it.
 const OpFacts* op_facts(std::string_view op);
 /// The whole table, sorted by op name.
 std::span<const OpFacts> all_op_facts();

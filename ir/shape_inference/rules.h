@@ -59,7 +59,7 @@ std::span<const NamedRule> elementwise_rules();  // Dropout, Where, Cast, CastLi
 std::span<const NamedRule> shape_op_rules();     // Shape, Size, ConstantOfShape
 std::span<const NamedRule> conv_pool_rules();    // Conv, pools
 std::span<const NamedRule> matmul_rules();       // Gemm, MatMul
-std::span<const NamedRule> reshape_rules();      // Reshape, Flatten, Transpose, Concat, (Un)Squeeze, Expand, Tile
+std::span<const NamedRule> reshape_rules();      // Reshape, Flatten, Transpose, Concat, ...
 std::span<const NamedRule> slice_rules();        // Slice, Gather, Split, Pad
 std::span<const NamedRule> resize_rules();       // Resize, Upsample
 std::span<const NamedRule> reduce_rules();       // ArgMax, ArgMin
