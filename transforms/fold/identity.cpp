@@ -13,13 +13,13 @@
 // Numerical notes: exact.
 #include <string>
 
+#include "ir/shape_inference/shape_inference.h"
 #include "transforms/fold/fold.h"
-#include "transforms/fold/static_shapes.h"
 
 namespace mcc::transforms::fold {
 namespace {
 
-bool passes_through(const ir::Node& n, const StaticShapes& shapes) {
+bool passes_through(const ir::Node& n, const ir::ShapeInference& shapes) {
   if (n.num_inputs() < 1 || !n.inputs[0] || n.outputs.empty() || !n.outputs[0]) return false;
   const std::string& op = n.op_type;
   if (op == "Identity") return true;
@@ -54,7 +54,7 @@ bool passes_through(const ir::Node& n, const StaticShapes& shapes) {
   return false;
 }
 
-bool try_remove(ir::Graph& g, ir::Node& n, RewriteLog& log, const StaticShapes& shapes) {
+bool try_remove(ir::Graph& g, ir::Node& n, RewriteLog& log, const ir::ShapeInference& shapes) {
   if (!passes_through(n, shapes)) return false;
   ir::Value* x = n.inputs[0];
   ir::Value* y = n.outputs[0];
@@ -76,7 +76,7 @@ bool try_remove(ir::Graph& g, ir::Node& n, RewriteLog& log, const StaticShapes& 
 }  // namespace
 
 int64_t eliminate_identity(ir::Model& m, const FoldConfig& cfg, RewriteLog& log) {
-  const StaticShapes shapes(m);
+  const ir::ShapeInference shapes(m);
   return RewriteDriver()
       .on({"Identity", "Dropout", "Cast", "Reshape", "Transpose", "Concat", "Sum", "Max", "Min", "Mean"},
           [&](ir::Graph& g, ir::Node& n, RewriteLog& l) { return try_remove(g, n, l, shapes); })

@@ -7,7 +7,7 @@
 // After:   y = Reshape(x, t)   (s, d, t: initializers, once fold_constants has run)
 // Formula: Shape(x)[start:end] = dims(x)[start:end]; Size(x) = prod(dims(x));
 //          Gather(Shape(x), i) = dims(x)[i] (only the gathered dims must be known).
-// Static shapes come from a minimal propagation (static_shapes.h) seeded by graph inputs with
+// Static shapes come from a minimal propagation (ir/shape_inference) seeded by graph inputs with
 // fully static declared shapes and initializers; a symbolic or unknown dim anywhere on the way
 // means "unknown" and nothing is folded.
 // Does not apply when: a needed dim is unknown or symbolic; Gather's indices are not a constant
@@ -16,14 +16,14 @@
 #include <algorithm>
 #include <string>
 
+#include "ir/shape_inference/shape_inference.h"
 #include "transforms/fold/fold.h"
-#include "transforms/fold/static_shapes.h"
 
 namespace mcc::transforms::fold {
 namespace {
 
 // The dims a Shape node reports, one optional per position (nullopt: unknown or symbolic).
-std::optional<std::vector<std::optional<int64_t>>> shape_dims(const ir::Node& shape_node, const StaticShapes& shapes) {
+std::optional<std::vector<std::optional<int64_t>>> shape_dims(const ir::Node& shape_node, const ir::ShapeInference& shapes) {
   const ir::Value* x = shape_node.input(0);
   if (!x) return std::nullopt;
   std::vector<std::optional<int64_t>> dims;
@@ -42,7 +42,7 @@ std::optional<std::vector<std::optional<int64_t>>> shape_dims(const ir::Node& sh
   return std::vector<std::optional<int64_t>>(dims.begin() + s, dims.begin() + e);
 }
 
-bool try_fold(ir::Graph& g, ir::Node& n, RewriteLog& log, const StaticShapes& shapes) {
+bool try_fold(ir::Graph& g, ir::Node& n, RewriteLog& log, const ir::ShapeInference& shapes) {
   if (n.outputs.empty() || !n.outputs[0]) return false;
   const std::string name = n.name.empty() ? n.outputs[0]->name : n.name;
   if (n.is("Shape")) {
@@ -89,7 +89,7 @@ bool try_fold(ir::Graph& g, ir::Node& n, RewriteLog& log, const StaticShapes& sh
 }  // namespace
 
 int64_t fold_shapes(ir::Model& m, const FoldConfig& cfg, RewriteLog& log) {
-  const StaticShapes shapes(m);
+  const ir::ShapeInference shapes(m);
   return RewriteDriver()
       .on({"Shape", "Size", "Gather"},
           [&](ir::Graph& g, ir::Node& n, RewriteLog& l) { return try_fold(g, n, l, shapes); })

@@ -3,6 +3,7 @@
 // inputs. The lists and the reason for each entry live in op_policy.cpp and nowhere else; stages
 // extend or override them through their options (fp16{fp32_ops=... fp16_ops=...}).
 #pragma once
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -43,5 +44,9 @@ const std::vector<ConditionalRule>& conditional_fp32_rules();
 /// Control-flow ops: the node keeps its interface types; bodies are converted on their own with
 /// their formal inputs/outputs kept as declared.
 const OpSet& control_flow_ops();
+/// Ai.onnx ops deliberately in no list above, each with the reason (op -> why): ops without
+/// float data to convert (strings, bits, sequences), generators whose output type is an
+/// attribute, quantized arithmetic. The stage treats them as unlisted (float32 by default).
+const std::map<std::string, std::string, std::less<>>& deliberately_unclassified();
 
 }  // namespace mcc::transforms::fp16

@@ -8,6 +8,8 @@
 //   with unlisted=widest). A node decided low whose constant float inputs overflow the low type
 //   is kept in fp32 (out_of_range=keep_fp32, the default) or converted with those constants
 //   saturated (out_of_range=saturate).
+// Element types of values before the stage are declared, or inferred by ir/shape_inference, or
+// (for ops it has no rule for) from the schemas.
 // Which slots are float data comes from the op schemas (ir/op_schema.h): a type-constraint
 // parameter converts as a whole, so the node stays type-correct. Ops without a schema, or nodes
 // with more inputs/outputs than their schema allows, stay fp32 and are reported.
@@ -17,6 +19,7 @@
 #include <limits>
 
 #include "ir/errors.h"
+#include "ir/shape_inference/shape_inference.h"
 #include "transforms/fp16/plan.h"
 
 namespace mcc::transforms::fp16 {
@@ -245,15 +248,22 @@ struct Planner {
     }
   }
 
-  void infer_types(const ir::Graph& g) {
+  /// Element types before the stage: declared, else what ir/shape_inference infers, else what
+  /// the schemas say (infer_output) for ops the inference has no rule for.
+  void infer_types(const ir::Graph& g, const ir::ShapeInference& types) {
     for (const ir::Value* v : g.inputs) plan.orig[v] = v->dtype;
     for (const ir::Value* v : g.initializers) plan.orig[v] = v->dtype;
     for (const ir::Node* n : g.nodes()) {
       const ir::OpTypeInfo* t = node_types(*n, node_opset(m, *n));
-      for (size_t k = 0; k < n->outputs.size(); ++k)
-        if (const ir::Value* o = n->outputs[k])
-          plan.orig[o] = o->dtype != ir::DType::Undefined ? o->dtype : infer_output(*n, k, t, plan);
-      for (const ir::Graph* sg : n->subgraphs()) infer_types(*sg);
+      for (size_t k = 0; k < n->outputs.size(); ++k) {
+        const ir::Value* o = n->outputs[k];
+        if (!o) continue;
+        ir::DType d = o->dtype;
+        if (d == ir::DType::Undefined) d = types.of(o).dtype;
+        if (d == ir::DType::Undefined) d = infer_output(*n, k, t, plan);
+        plan.orig[o] = d;
+      }
+      for (const ir::Graph* sg : n->subgraphs()) infer_types(*sg, types);
     }
   }
 
@@ -326,7 +336,7 @@ ir::DType wanted_input_dtype(const ir::Node& n, size_t i, const Plan& plan, ir::
 
 Plan make_plan(ir::Model& m, Config& cfg, const Replay* replay) {
   Planner p{m, cfg, replay, {}, {}, {}, {}, {}};
-  p.infer_types(*m.graph);
+  p.infer_types(*m.graph, ir::ShapeInference(m));
   p.plan_graph(*m.graph, "", true);
   p.resolve_pending();
   if (replay)

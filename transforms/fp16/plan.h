@@ -55,7 +55,8 @@ struct Decision {
 struct Plan {
   std::vector<Decision> decisions;  // graph order, depth first
   std::unordered_map<const ir::Node*, size_t> by_node;
-  /// Element type of every value before the stage (declared, or inferred from the schemas).
+  /// Element type of every value before the stage (declared, or inferred by ir/shape_inference,
+  /// or from the schemas where that inference knows nothing).
   std::unordered_map<const ir::Value*, ir::DType> orig;
   std::vector<RangeReport> ranges;  // in first-seen order
   std::map<std::string, int64_t> unsupported_ops;  // op -> nodes, sorted

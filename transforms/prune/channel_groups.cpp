@@ -33,6 +33,7 @@
 #include <unordered_map>
 
 #include "ir/errors.h"
+#include "ir/op_facts.h"
 #include "transforms/prune/prune.h"
 
 namespace mcc::transforms::prune {
@@ -167,14 +168,7 @@ class Analyzer {
 };
 
 bool Analyzer::passthrough_op(const ir::Node& n) const {
-  static const char* kOps[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu",
-                               "Celu", "Softplus", "Softsign", "Gelu", "Mish", "ThresholdedRelu", "Identity",
-                               "Dropout", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Erf", "Floor", "Ceil",
-                               "Round", "Sign", "Sin", "Cos", "Cast", "Clip", "MaxPool", "AveragePool", "LpPool",
-                               "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "Pow"};
-  for (const char* op : kOps)
-    if (n.is(op)) return true;
-  return false;
+  return n.is(n.op_type) && ir::passes_channels_through(n.op_type);
 }
 
 bool Analyzer::producer(ir::Node* n) {

@@ -1,8 +1,7 @@
 // Op facts for the quantize stage (see quantize/policy.h).
 #include "transforms/quantize/policy.h"
 
-#include <map>
-
+#include "ir/op_facts.h"
 #include "ir/op_schema.h"
 
 namespace mcc::transforms::quantize {
@@ -22,6 +21,33 @@ const OpSet& supported_ops() {
 const OpSet& equal_scale_ops() {
   static const OpSet s{"Concat"};
   return s;
+}
+
+const std::map<std::string, std::string, std::less<>>& not_quantized() {
+  static const auto m = [] {
+    std::map<std::string, std::string, std::less<>> out;
+    auto add = [&](std::initializer_list<const char*> ops, const char* why) {
+      for (const char* op : ops) out.emplace(op, why);
+    };
+    add({"ConvInteger", "MatMulInteger", "QLinearConv", "QLinearMatMul"}, "already quantized");
+    add({"BatchNormalization"},
+        "a per-channel affine map, folded into the Conv before it by the fold stage; alone it "
+        "runs in float32 (a few parameters per channel: nothing to save)");
+    add({"InstanceNormalization", "LayerNormalization", "GroupNormalization", "RMSNormalization"},
+        "normalizations compute a variance of the activations in float; their scales are one "
+        "vector (nothing to save)");
+    add({"PRelu"}, "one slope per channel: nothing to save; runs in float32");
+    add({"LSTM", "GRU", "RNN"},
+        "recurrent cells: QDQ around the node cannot reach the hidden state inside it; not "
+        "supported");
+    add({"Gather"},
+        "an embedding table would need int8 data and a DequantizeLinear after the Gather; not "
+        "supported");
+    add({"DeformConv"}, "its offsets are sampling coordinates (int8 would move them); not supported");
+    add({"CausalConvWithState"}, "its state input and output would need their own scales; not supported");
+    return out;
+  }();
+  return m;
 }
 
 namespace {
@@ -83,45 +109,6 @@ std::optional<NodeSlots> slots_for(const ir::Node& n) {
   return s;
 }
 
-std::optional<int> compatible_from(std::string_view op) {
-  // Ops whose schema changes up to opset 13 only widen types, make an input optional, allow
-  // negative axes or add attributes whose defaults keep the old behaviour: raising the opset from
-  // the listed version on keeps their meaning. Ops absent here (Softmax, Squeeze, Unsqueeze,
-  // Split, ReduceSum, Clip < 11, Pad < 11, Upsample, ...) changed meaning and block a raise.
-  static const std::map<std::string, int, std::less<>> table{
-      {"Abs", 6}, {"Add", 7}, {"And", 7}, {"ArgMax", 1}, {"ArgMin", 1}, {"AveragePool", 7},
-      {"BatchNormalization", 9}, {"Cast", 6}, {"Ceil", 6}, {"Clip", 11}, {"Concat", 4}, {"Constant", 1},
-      {"ConstantOfShape", 9}, {"Conv", 1}, {"ConvTranspose", 1}, {"DepthToSpace", 1}, {"DequantizeLinear", 10},
-      {"Div", 7}, {"Elu", 6}, {"Equal", 7}, {"Erf", 9}, {"Exp", 6}, {"Expand", 8}, {"Flatten", 1},
-      {"Floor", 6}, {"Gather", 1}, {"GatherND", 11}, {"Gemm", 7}, {"GlobalAveragePool", 1},
-      {"GlobalMaxPool", 1}, {"Greater", 7}, {"HardSigmoid", 6}, {"Identity", 1}, {"InstanceNormalization", 6},
-      {"LRN", 1}, {"LeakyRelu", 6}, {"Less", 7}, {"Log", 6}, {"MatMul", 1}, {"Max", 8}, {"MaxPool", 8},
-      {"Mean", 8}, {"Min", 8}, {"Mul", 7}, {"Neg", 6}, {"Not", 1}, {"OneHot", 9}, {"Or", 7}, {"PRelu", 7},
-      {"Pad", 11}, {"Pow", 7}, {"QuantizeLinear", 10}, {"Reciprocal", 6}, {"ReduceL1", 1}, {"ReduceL2", 1},
-      {"ReduceLogSumExp", 1}, {"ReduceMax", 1}, {"ReduceMean", 1}, {"ReduceMin", 1}, {"ReduceProd", 1},
-      {"Relu", 6}, {"Reshape", 5}, {"Resize", 11}, {"Selu", 6}, {"Shape", 1}, {"Sigmoid", 6}, {"Sign", 9},
-      {"Size", 1}, {"Slice", 10}, {"Softplus", 1}, {"Softsign", 1}, {"SpaceToDepth", 1}, {"Sqrt", 6},
-      {"Sub", 7}, {"Sum", 8}, {"Tanh", 6}, {"Tile", 6}, {"TopK", 10}, {"Transpose", 1}, {"Where", 9}};
-  const auto it = table.find(op);
-  if (it == table.end()) return std::nullopt;
-  return it->second;
-}
-
-std::optional<int> changed_meaning_after_13(std::string_view op) {
-  // Schema changes from opset 14 to 21 of the ops in compatible_from's table: all widen types
-  // (bfloat16, float8, int4, uint16 QDQ), add optional inputs (Pad axes) or add attributes whose
-  // defaults keep the old behaviour (Resize antialias/axes/keep_aspect_ratio_policy, Reshape
-  // allowzero=0, AveragePool dilations, Shape start/end, Cast saturate, QuantizeLinear
-  // block_size/output_dtype, BatchNormalization training_mode=0) -- except the Reduce ops, whose
-  // 'axes' attribute became an input at opset 18: a node carrying the attribute would lose it.
-  static const std::map<std::string, int, std::less<>> table{
-      {"ReduceL1", 18}, {"ReduceL2", 18}, {"ReduceLogSumExp", 18}, {"ReduceMax", 18},
-      {"ReduceMean", 18}, {"ReduceMin", 18}, {"ReduceProd", 18}};
-  const auto it = table.find(op);
-  if (it == table.end()) return std::nullopt;
-  return it->second;
-}
-
 std::string opset_raise_blocker(const ir::Graph& g, int64_t from, int64_t to) {
   std::string why;
   ir::for_each_graph(const_cast<ir::Graph&>(g), [&](ir::Graph& sg) {
@@ -136,10 +123,10 @@ std::string opset_raise_blocker(const ir::Graph& g, int64_t from, int64_t to) {
       }
       // The schema registry may predate `to` (libonnx 1.12 knows opset 17): the table of later
       // changes is checked against the requested opsets themselves.
-      const auto later = changed_meaning_after_13(n->op_type);
+      const auto later = ir::changed_meaning_after_13(n->op_type);
       const bool broken_later = later && a->since_version < *later && to >= *later;
       if (a->since_version == b->since_version && !broken_later) continue;
-      const auto ok = compatible_from(n->op_type);
+      const auto ok = ir::raise_compatible_from(n->op_type);
       if (!ok || a->since_version < *ok || broken_later)
         why = "node " + n->describe() + ": " + n->op_type + "-" + std::to_string(a->since_version) +
               " changed meaning by " + n->op_type + "-" +

@@ -1,9 +1,11 @@
 // Op facts for the quantize stage, kept in one place: which ops it can wrap in QDQ, which of
 // their inputs are activations, weights and biases, the per-channel axis of each weight, which
 // ops need equal scales on their inputs, and which ops survive a raise of the model's opset
-// (per-channel QDQ needs ai.onnx opset >= 13). The quantize stage reads nothing else about ops.
+// (per-channel QDQ needs ai.onnx opset >= 13; the schema history it reads is in ir/op_facts.h).
+// The quantize stage reads nothing else about ops.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +24,10 @@ const OpSet& default_ops();
 const OpSet& supported_ops();
 /// Ops whose quantized inputs must share one scale (Concat).
 const OpSet& equal_scale_ops();
+/// Ops that carry weights (ir::OpFacts::weights) but are not quantized, each with the reason
+/// (op -> why). The stage needs a decision only for ops with weights: every other op runs in
+/// float32 on the dequantized values of its neighbours, which costs nothing in model size.
+const std::map<std::string, std::string, std::less<>>& not_quantized();
 
 /// How the inputs of one node are quantized.
 struct NodeSlots {
@@ -37,16 +43,9 @@ struct NodeSlots {
 /// input is not a suitable constant is left in float32. nullopt when `n` is not a supported op.
 std::optional<NodeSlots> slots_for(const ir::Node& n);
 
-/// Highest schema version of `op` from which raising the model's opset to `target` keeps its
-/// semantics; nullopt when unknown (a raise is then refused when the op's schema changes).
-std::optional<int> compatible_from(std::string_view op);
-
-/// Opset (14..21) at which `op` changed meaning, for ops compatible_from accepts up to 13;
-/// nullopt when its changes up to 21 all keep the meaning.
-std::optional<int> changed_meaning_after_13(std::string_view op);
-
 /// Why the default domain cannot be raised from `from` to `to` ("" = it can): names the first
-/// node whose op changed meaning between those opsets.
+/// node whose op changed meaning between those opsets (by the schema-history facts in
+/// ir/op_facts.h).
 std::string opset_raise_blocker(const ir::Graph& g, int64_t from, int64_t to);
 
 }  // namespace mcc::transforms::quantize
