@@ -7,15 +7,7 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() {
-    cpu::register_elementwise(registry_);
-    cpu::register_cast(registry_);
-    cpu::register_nn(registry_);
-    cpu::register_tensor_ops(registry_);
-    cpu::register_reduce(registry_);
-    cpu::register_control(registry_);
-    cpu::register_misc(registry_);
-  }
+  CpuBackend() { cpu::register_all(registry_); }
   std::string_view name() const override { return "cpu"; }
   bool supports(const ir::Node& n) const override { return registry_.find(n) != nullptr; }
   Kernel create_kernel(const ir::Node& n) const override {

@@ -99,16 +99,10 @@ std::vector<std::string> onnx_ops(const backends::KernelRegistry& r) {
   return {ops.begin(), ops.end()};
 }
 
-/// The cpu backend's registry, filled by the same family registrations as cpu_backend.cpp.
+/// The cpu backend's registry, filled by the one list the backend itself uses.
 backends::KernelRegistry cpu_registry() {
   backends::KernelRegistry r;
-  backends::cpu::register_elementwise(r);
-  backends::cpu::register_cast(r);
-  backends::cpu::register_nn(r);
-  backends::cpu::register_tensor_ops(r);
-  backends::cpu::register_reduce(r);
-  backends::cpu::register_control(r);
-  backends::cpu::register_misc(r);
+  backends::cpu::register_all(r);
   return r;
 }
 
