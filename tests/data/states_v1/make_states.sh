@@ -2,14 +2,16 @@
 # Writes the replay fixtures: one sidecar state per case, made by the mcc build given as $1 from
 # models and samples in golden/, with one thread. Run from the project root. The states are kept
 # as that mcc wrote them: tests/cli/replay_fixture_test.cpp replays each with today's mcc and checks
-# the output bytes (sha256) and the stage records have not changed.
+# the output bytes (sha256) and the stage records have not changed. Only missing states are
+# written: add a case at the end and run this to pin a new stage's output.
 set -euo pipefail
 mcc="${1:-build/mcc}"
 out=tests/data/states_v1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
-make_state() {  # NAME MODEL PIPELINE
+make_state() {  # NAME MODEL PIPELINE; an existing state is kept (it pins what an earlier mcc wrote)
+  if [ -e "$out/$1.mcc.json" ]; then return; fi
   "$mcc" convert "$2" -o "$tmp/$1.onnx" -p "$3" --threads 1 -q
   # Stored on one line (same content, a quarter of the pretty-printed size).
   python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",", ":"), ensure_ascii=False))' \
