@@ -66,9 +66,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "ir/errors.h"
 #include "transforms/quantize/bias.h"
