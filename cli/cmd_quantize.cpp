@@ -2,12 +2,19 @@
 // `mcc convert MODEL -o OUT -p 'fold,quantize{calib=DIR ...}'` (the same pipeline, sidecar and
 // replay). `mcc quantize MODEL -o OUT --state STATE` replays a saved state with no calibration
 // data and writes a byte-identical model.
+//
+// The flags that set quantize stage options are one table (kStageFlags: flag, option key, help);
+// each flag's type, legal values and default come from the stage's own declaration (its PassInfo
+// in the registry), so a choice added to the stage shows up here with no edit. Value ranges are
+// the stage's too (quantize/config.h), checked before the model is read.
+#include <map>
 #include <memory>
 
 #include "cli/cmd_convert.h"
 #include "cli/commands.h"
 #include "ir/errors.h"
 #include "transforms/pipeline/pipeline.h"
+#include "transforms/quantize/config.h"
 #include "transforms/quantize/policy.h"
 #include "transforms/quantize/select.h"
 
@@ -15,46 +22,117 @@ namespace mcc::cli {
 
 namespace {
 
-struct QuantizeOptions {
-  std::string input, output, state_path, sidecar_path, calib, method, activations, percentile;
-  int64_t samples = -1, keep_float_top = -1, sensitivity_samples = -1;
-  std::string mixed_target, mixed_fallback;
-  bool per_channel = false, per_tensor = false, symmetric = false, no_fold = false, no_bias = false,
-       no_bias_correction = false;
-  bool json = false, dry_run = false;
-  std::vector<std::string> op_types, exclude, rules;
-  int threads = 0;
+/// One `mcc quantize` flag and the quantize stage option it sets.
+struct StageFlag {
+  const char* flag;
+  const char* key;             // the stage option
+  const char* help = nullptr;  // nullptr: the stage option's own help
+  const char* sets = nullptr;  // a switch (no argument): the value it sets
+  char delimiter = '\0';       // list options: one argument may hold several items split here
 };
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-  return s;
+constexpr StageFlag kStageFlags[] = {
+    {.flag = "--calib", .key = "calib", .help = "Calibration data folder (ONNX test-data or NumPy sample folders)"},
+    {.flag = "--samples", .key = "samples", .help = "Use at most N calibration samples; 0: all"},
+    {.flag = "--method", .key = "method",
+     .help = "Activation range method (auto: per activation, the best measured of minmax/percentile/mse)"},
+    {.flag = "--mixed-target", .key = "mixed_target",
+     .help = "Keep the activations with the largest measured 8-bit cost float until the mean output cosine on "
+             "calibration samples reaches this value, e.g. 0.99; 0: off"},
+    {.flag = "--keep-float-top", .key = "keep_float_top", .help = "Keep exactly K most damaging activations float; 0: off"},
+    {.flag = "--mixed-fallback", .key = "mixed_fallback",
+     .help = "What --mixed-target/--keep-float-top give the chosen activations: float or 16bit"},
+    {.flag = "--sensitivity-samples", .key = "sensitivity_samples", .help = "Calibration samples used to measure sensitivities"},
+    {.flag = "--percentile", .key = "percentile", .help = "Percentile kept by --method percentile, in (50, 100]"},
+    {.flag = "--per-channel", .key = "per_channel", .help = "One weight scale per output channel", .sets = "true"},
+    {.flag = "--per-tensor", .key = "per_channel", .help = "One weight scale per tensor", .sets = "false"},
+    {.flag = "--activations", .key = "activation_type",
+     .help = "Activation type (uint8 asymmetric, int8 symmetric; 16-bit needs opset 21)"},
+    {.flag = "--symmetric-activations", .key = "symmetric_activations", .help = "Symmetric ranges for unsigned activations too",
+     .sets = "true"},
+    {.flag = "--op-types", .key = "op_types", .help = "Ops to quantize", .delimiter = ','},
+    {.flag = "--exclude", .key = "exclude", .help = "Keep nodes in float: name, output name, op type or regex (repeatable)"},
+    {.flag = "--rule", .key = "rules", .help = nullptr},
+    {.flag = "--no-bias", .key = "quantize_bias", .help = "Keep Conv/Gemm biases in float32", .sets = "false"},
+    {.flag = "--no-bias-correction", .key = "bias_correction",
+     .help = "Do not correct biases for the mean shift weight rounding causes", .sets = "false"},
+};
+
+struct QuantizeOptions {
+  std::string input, output, state_path, sidecar_path;
+  nlohmann::ordered_json stage = nlohmann::ordered_json::object();  // quantize options the flags set
+  bool no_fold = false, json = false, dry_run = false;
+  int threads = 0;
+
+  std::vector<std::string> list(const char* key) const {
+    return stage.contains(key) ? stage[key].get<std::vector<std::string>>() : std::vector<std::string>{};
+  }
+};
+
+const transforms::OptionSpec& stage_option(const std::string& key) {
+  const transforms::PassInfo* info = transforms::builtin_passes().find("quantize");
+  MCC_CHECK(info, "the quantize stage is not registered");
+  for (const auto& o : info->options)
+    if (o.key == key) return o;
+  throw InternalError("mcc quantize: the quantize stage declares no option '" + key + "'");
 }
 
-/// The pipeline the flags stand for, in canonical text form.
+std::string flag_help(const StageFlag& f, const transforms::OptionSpec& spec) {
+  const std::string help = f.help ? f.help : spec.help + " (repeatable, in order)";
+  if (f.sets) return spec.default_value == f.sets ? help + " (default)" : help;
+  return spec.default_value.empty() ? help : help + " (default " + spec.default_value + ")";
+}
+
+/// Accepts what the stage option's type accepts (the pipeline spec's own check).
+CLI::Validator stage_value(const transforms::OptionSpec& spec) {
+  return CLI::Validator(
+      [spec](std::string& v) {
+        try {
+          transforms::canonical_option_value("quantize", spec, v);
+          return std::string();
+        } catch (const UsageError& e) {
+          return std::string(e.what());
+        }
+      },
+      "");
+}
+
+/// Declares every flag of kStageFlags on `sub`; flags that set the same option exclude each other.
+void add_stage_flags(CLI::App& sub, const std::shared_ptr<QuantizeOptions>& q, std::map<std::string, CLI::Option*>& by_flag) {
+  std::map<std::string, std::vector<CLI::Option*>> by_key;
+  for (const StageFlag& f : kStageFlags) {
+    const transforms::OptionSpec& spec = stage_option(f.key);
+    const std::string key = f.key;
+    CLI::Option* opt = nullptr;
+    if (f.sets) {
+      const std::string value = f.sets;
+      opt = sub.add_flag_callback(f.flag, [q, key, value] { q->stage[key] = value; }, flag_help(f, spec));
+    } else if (spec.type == transforms::OptionType::StringList) {
+      opt = sub.add_option_function<std::vector<std::string>>(
+          f.flag, [q, key](const std::vector<std::string>& v) { q->stage[key] = v; }, flag_help(f, spec));
+      if (f.delimiter) opt->delimiter(f.delimiter);
+    } else {
+      opt = sub.add_option_function<std::string>(
+          f.flag, [q, key](const std::string& v) { q->stage[key] = v; }, flag_help(f, spec));
+      if (spec.type == transforms::OptionType::Int) opt->type_name("INT");
+      if (spec.type == transforms::OptionType::Float) opt->type_name("FLOAT");
+    }
+    if (!f.sets) opt->check(spec.choices.empty() ? stage_value(spec) : CLI::IsMember(spec.choices));
+    for (CLI::Option* other : by_key[key]) opt->excludes(other);
+    by_key[key].push_back(opt);
+    by_flag[f.flag] = opt;
+  }
+}
+
+/// The pipeline the flags stand for, in canonical text form. The stage's value checks run here,
+/// before the model is read.
 std::string pipeline_for(const QuantizeOptions& q) {
-  nlohmann::ordered_json opts = nlohmann::ordered_json::object();
-  opts["calib"] = q.calib;
-  if (q.samples >= 0) opts["samples"] = q.samples;
-  if (!q.method.empty()) opts["method"] = q.method;
-  if (!q.percentile.empty()) opts["percentile"] = q.percentile;
-  if (q.per_tensor) opts["per_channel"] = false;
-  if (!q.activations.empty()) opts["activation_type"] = q.activations;
-  if (q.symmetric) opts["symmetric_activations"] = true;
-  if (q.no_bias) opts["quantize_bias"] = false;
-  if (q.no_bias_correction) opts["bias_correction"] = false;
-  if (!q.mixed_target.empty()) opts["mixed_target"] = q.mixed_target;
-  if (q.keep_float_top >= 0) opts["keep_float_top"] = q.keep_float_top;
-  if (!q.mixed_fallback.empty()) opts["mixed_fallback"] = q.mixed_fallback;
-  if (q.sensitivity_samples >= 0) opts["sensitivity_samples"] = q.sensitivity_samples;
-  if (!q.op_types.empty()) opts["op_types"] = join(q.op_types);
-  if (!q.exclude.empty()) opts["exclude"] = q.exclude;
-  if (!q.rules.empty()) opts["rules"] = q.rules;
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   if (!q.no_fold) stages.push_back("fold");
-  stages.push_back({{"stage", "quantize"}, {"options", opts}});
-  return transforms::Pipeline::from_json(stages, "mcc quantize flags").to_string();
+  stages.push_back({{"stage", "quantize"}, {"options", q.stage}});
+  const auto pipeline = transforms::Pipeline::from_json(stages, "mcc quantize flags");
+  transforms::quantize::read_config(pipeline.stages().back().options);
+  return pipeline.to_string();
 }
 
 int run_quantize(const QuantizeOptions& q) {
@@ -66,16 +144,15 @@ int run_quantize(const QuantizeOptions& q) {
   c.dry_run = q.dry_run;
   c.threads = q.threads;
   if (!q.state_path.empty()) {
-    if (!q.calib.empty() || !q.method.empty() || q.samples >= 0 || !q.rules.empty() || !q.exclude.empty() ||
-        !q.op_types.empty() || !q.activations.empty() || q.per_tensor || q.per_channel ||
-        !q.mixed_target.empty() || q.keep_float_top >= 0 || !q.mixed_fallback.empty() || q.sensitivity_samples >= 0)
+    if (!q.stage.empty())
       throw UsageError("mcc quantize: --state replays the recorded options; drop the other quantization flags");
     c.state_path = q.state_path;
   } else {
-    if (q.calib.empty()) throw UsageError("mcc quantize: --calib DIR is required (or --state STATE to replay a saved run)");
+    if (q.stage.value("calib", "").empty())
+      throw UsageError("mcc quantize: --calib DIR is required (or --state STATE to replay a saved run)");
     // Syntax errors surface before the model is read (matching needs the model: checked in the stage).
-    transforms::quantize::parse_rules(q.rules);
-    for (const auto& op : q.op_types)
+    transforms::quantize::parse_rules(q.list("rules"));
+    for (const auto& op : q.list("op_types"))
       if (!transforms::quantize::supported_ops().count(op))
         throw UsageError("mcc quantize: --op-types: cannot quantize '" + op + "'; run 'mcc passes' for the quantize stage's ops");
     c.pipeline = pipeline_for(q);
@@ -90,38 +167,10 @@ void add_quantize_command(CLI::App& app, CommandSlot& slot) {
   auto* sub = app.add_subcommand("quantize", "INT8 post-training quantization (QDQ) with calibration; writes the model and its state");
   sub->add_option("model", q->input, "Input .onnx file (float32)")->required();
   sub->add_option("-o,--output", q->output, "Output .onnx file (written atomically)")->required();
-  auto* calib = sub->add_option("--calib", q->calib, "Calibration data folder (ONNX test-data or NumPy sample folders)");
   auto* state = sub->add_option("--state", q->state_path, "Replay a saved state (no calibration data needed)");
-  calib->excludes(state);
-  sub->add_option("--samples", q->samples, "Use at most N calibration samples (default: all)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--method", q->method, "Activation range method: minmax (default), percentile, entropy, mse, auto (per activation, "
-                  "the best measured of minmax/percentile/mse)")
-      ->check(CLI::IsMember({"minmax", "percentile", "entropy", "mse", "auto"}));
-  sub->add_option("--mixed-target", q->mixed_target,
-                  "Keep the activations with the largest measured 8-bit cost float until the mean output cosine on "
-                  "calibration samples reaches this value (e.g. 0.99)");
-  sub->add_option("--keep-float-top", q->keep_float_top, "Keep exactly K most damaging activations float")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--mixed-fallback", q->mixed_fallback,
-                  "What --mixed-target/--keep-float-top give the chosen activations: float (default) or 16bit")
-      ->check(CLI::IsMember({"float", "16bit"}));
-  sub->add_option("--sensitivity-samples", q->sensitivity_samples,
-                  "Calibration samples used to measure sensitivities (default 4)")->check(CLI::PositiveNumber);
-  sub->add_option("--percentile", q->percentile, "Percentile for --method percentile (default 99.99)");
-  auto* pc = sub->add_flag("--per-channel", q->per_channel, "One weight scale per output channel (default)");
-  auto* pt = sub->add_flag("--per-tensor", q->per_tensor, "One weight scale per tensor");
-  pc->excludes(pt);
-  sub->add_option("--activations", q->activations, "Activation type: uint8 (default, asymmetric), int8 (symmetric), uint16, int16")
-      ->check(CLI::IsMember({"uint8", "int8", "uint16", "int16"}));
-  sub->add_flag("--symmetric-activations", q->symmetric, "Symmetric ranges for unsigned activations too");
-  sub->add_option("--op-types", q->op_types, "Ops to quantize (default Conv,ConvTranspose,Gemm,MatMul)")->delimiter(',');
-  sub->add_option("--exclude", q->exclude, "Keep nodes in float: name, output name, op type or regex (repeatable)");
-  sub->add_option("--rule", q->rules,
-                  "Per-layer rule REGEX:action[+action], first match wins (repeatable, in order); actions skip, "
-                  "per_tensor, per_channel, uint8, int8, uint16, int16, minmax, percentile, entropy, mse");
-  sub->add_flag("--no-bias", q->no_bias, "Keep Conv/Gemm biases in float32");
-  sub->add_flag("--no-bias-correction", q->no_bias_correction,
-                "Do not correct biases for the mean shift weight rounding causes");
+  std::map<std::string, CLI::Option*> stage_flags;
+  add_stage_flags(*sub, q, stage_flags);
+  stage_flags.at("--calib")->excludes(state);
   sub->add_flag("--no-fold", q->no_fold, "Do not run the fold stage first");
   sub->add_option("--sidecar", q->sidecar_path, "Where to write the state (default: <OUT without .onnx>.mcc.json)");
   sub->add_flag("--json", q->json, "Print the run's state as JSON on stdout");

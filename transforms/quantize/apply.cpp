@@ -10,6 +10,8 @@
 //   parameters      <name>_scale (float32), <name>_zero_point (the quantized dtype).
 //   nodes           <name>_QuantizeLinear, <name>_DequantizeLinear.
 // Every new name goes through Graph::unique_name (suffix _1, _2 on a clash).
+// Does not apply to point forms the plan can express but nothing writes yet (block-wise, 4-bit,
+// dynamic activations): apply_plan refuses them with UnsupportedError before changing the model.
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -45,8 +47,19 @@ std::pair<int64_t, int64_t> code_range(ir::DType dt) {
     case ir::DType::U16: return {0, 65535};
     case ir::DType::I16: return {-32768, 32767};
     case ir::DType::I32: return {INT32_MIN, INT32_MAX};
+    case ir::DType::U4: return {0, 15};
+    case ir::DType::I4: return {-8, 7};
     default: throw ModelError("unsupported quantized dtype " + ir::dtype_name(dt));
   }
+}
+
+/// What makes a point a form apply_plan cannot write yet ("" when it can write it).
+std::string unwritable_form(const QPoint& p) {
+  if (p.dynamic) return "a dynamic activation (quantized at run time)";
+  if (p.block_size > 0)
+    return "block-wise (block_size " + std::to_string(p.block_size) + " along axis " + std::to_string(p.axis) + ")";
+  if (p.dtype == ir::DType::I4 || p.dtype == ir::DType::U4) return "4-bit (" + ir::dtype_name(p.dtype) + ")";
+  return "";
 }
 
 ir::Tensor scale_tensor(const QPoint& p) {
@@ -196,6 +209,10 @@ int64_t quantize_bias_value(float b, float scale) {
 }
 
 void apply_plan(ir::Model& model, const Plan& plan) {
+  for (const QPoint& p : plan.points)
+    if (const std::string form = unwritable_form(p); !form.empty())
+      throw UnsupportedError(std::string(role_name(p.role)) + " '" + p.tensor + "' is " + form +
+                             ", which this mcc cannot write as QDQ yet");
   ir::Graph& g = *model.graph;
   if (plan.opset_to != plan.opset_from) {
     for (auto& imp : model.opset_imports)
@@ -244,9 +261,13 @@ nlohmann::ordered_json point_to_json(const QPoint& p) {
   nlohmann::ordered_json j;
   j["tensor"] = p.tensor;
   j["role"] = role_name(p.role);
+  if (p.dynamic) j["dynamic"] = true;
   j["dtype"] = ir::dtype_name(p.dtype);
-  if (p.axis >= 0) {
+  if (p.dynamic) {
+    j["axis"] = p.axis >= 0 ? nlohmann::ordered_json(p.axis) : nlohmann::ordered_json(nullptr);
+  } else if (p.axis >= 0) {
     j["axis"] = p.axis;
+    if (p.block_size > 0) j["block_size"] = p.block_size;
     nlohmann::ordered_json s = nlohmann::ordered_json::array(), z = nlohmann::ordered_json::array(),
                            r = nlohmann::ordered_json::array();
     for (size_t i = 0; i < p.scale.size(); ++i) {
@@ -275,8 +296,15 @@ QPoint point_from_json(const nlohmann::ordered_json& j) {
   p.tensor = j.at("tensor").get<std::string>();
   p.role = parse_role(j.at("role").get<std::string>());
   p.dtype = ir::parse_dtype(j.at("dtype").get<std::string>());
+  p.dynamic = j.value("dynamic", false);
+  if (p.dynamic && p.role != Role::Activation) throw ModelError("only activations can be dynamic");
   const auto& ax = j.at("axis");
   p.axis = ax.is_null() ? -1 : ax.get<int>();
+  if (j.contains("block_size")) {
+    p.block_size = j["block_size"].get<int64_t>();
+    if (p.block_size <= 0 || p.axis < 0 || p.dynamic)
+      throw ModelError("block_size " + std::to_string(p.block_size) + " needs a positive size, an axis and a static point");
+  }
   auto read_scale = [](const nlohmann::ordered_json& s) {
     const double d = s.get<double>();
     const float f = static_cast<float>(d);
@@ -284,7 +312,10 @@ QPoint point_from_json(const nlohmann::ordered_json& j) {
       throw ModelError("scale " + s.dump() + " is not a positive float32 value");
     return f;
   };
-  if (p.axis < 0) {
+  if (p.dynamic) {
+    if (j.contains("scale") || j.contains("zero_point") || j.contains("range"))
+      throw ModelError("a dynamic point records no scale, zero point or range");
+  } else if (p.axis < 0) {
     p.scale = {read_scale(j.at("scale"))};
     p.zero_point = {j.at("zero_point").get<int32_t>()};
     if (j.contains("range")) {

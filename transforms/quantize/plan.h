@@ -16,12 +16,22 @@ namespace mcc::transforms::quantize {
 enum class Role { Activation, Weight, Bias };
 const char* role_name(Role r);
 
+/// One quantization point. Forms apply_plan writes: static activations (u8/i8/u16/i16, one
+/// scale), weights (i8, per tensor or per channel along `axis`), biases (i32). Forms a point can
+/// express but apply_plan refuses (UnsupportedError) until their writers exist: block-wise
+/// weights (block_size > 0), 4-bit weights (i4/u4) and dynamic activations.
 struct QPoint {
   std::string tensor;              // original value name (kept by the dequantized value)
   Role role = Role::Activation;
-  ir::DType dtype = ir::DType::U8; // u8/i8/u16/i16 activations, i8 weights, i32 biases
+  bool dynamic = false;            // activation quantized at run time from its own range: no
+                                   // calibrated scale, zero point or range are recorded
+  ir::DType dtype = ir::DType::U8; // u8/i8/u16/i16 activations, i8/i4/u4 weights, i32 biases
   int axis = -1;                   // -1: one scale for the tensor
-  std::vector<float> scale;
+  int64_t block_size = 0;          // > 0: block-wise along `axis`, one scale per block_size
+                                   // elements of that axis; scale/zero_point hold the blocks
+                                   // flat, row-major over the tensor's shape with that dimension
+                                   // divided by block_size (rounded up)
+  std::vector<float> scale;        // empty for dynamic points
   std::vector<int32_t> zero_point;
   std::vector<double> lo, hi;      // calibrated (activations) or observed (weights) range, per scale
   std::string method;              // activations: calibration method; weights: minmax; bias: derived
@@ -39,11 +49,20 @@ struct Plan {
 
 /// Applies the plan: raises the opset/IR version, inserts QuantizeLinear→DequantizeLinear on
 /// activations and replaces weights and biases by quantized initializers + DequantizeLinear.
-/// Throws ModelError when a point names a tensor the model lacks or that does not fit.
+/// Throws ModelError when a point names a tensor the model lacks or that does not fit, and
+/// UnsupportedError, before changing the model, for a point form it cannot write yet (see QPoint).
 void apply_plan(ir::Model& model, const Plan& plan);
 
+/// The point's record entry. Keys of the newer forms ("dynamic", "block_size") are written only
+/// when set, so records of 8/16-bit static points keep their bytes.
 nlohmann::ordered_json point_to_json(const QPoint& p);
+/// Inverse of point_to_json; ModelError for an entry that is not a valid point.
 QPoint point_from_json(const nlohmann::ordered_json& j);
+
+/// uint16/int16: 16-bit activations.
+inline bool is_16bit(ir::DType d) { return d == ir::DType::U16 || d == ir::DType::I16; }
+/// int8/int16 activations, which are quantized symmetrically (zero point 0).
+inline bool is_signed_activation(ir::DType d) { return d == ir::DType::I8 || d == ir::DType::I16; }
 
 /// Scale and zero point of an activation range [lo, hi] (lo <= 0 <= hi) for dtype `dt`
 /// (u8/i8/u16/i16); symmetric = zero point 0 (signed) or the mid code (unsigned).

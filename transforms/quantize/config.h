@@ -1,0 +1,40 @@
+// The quantize stage's options, read and checked once (quantize/quantize.cpp): every UsageError
+// about an option's value comes from here, in a fixed order, before the stage looks at the model.
+// The CLI calls it too so `mcc quantize` refuses a bad value before reading the model. Does not
+// check what needs the model (op types, exclude and rules matches: quantize/select.h).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "transforms/pipeline/pass.h"
+#include "transforms/quantize/plan.h"
+#include "transforms/quantize/select.h"
+
+namespace mcc::transforms::quantize {
+
+struct Config {
+  SelectConfig select;            // op types and the per-node default settings
+  std::string method;             // as written (minmax, percentile, entropy, mse, auto)
+  bool auto_method = false;       // method=auto: per activation, the measured best range method
+  double percentile = 99.99;      // for method=percentile, in (50, 100]
+  int64_t samples = 0;            // calibration samples used (0: all)
+  std::string calib;              // calibration folder as written (relative: to the pipeline's folder)
+  bool symmetric_unsigned = false;  // symmetric ranges for uint8/uint16 activations too
+  bool quantize_bias = true;
+  bool bias_correction = true;
+  double widen_db = 0;            // 16 bits below this estimated 8-bit SNR (0: never)
+  double mixed_target = 0;        // measured: keep float until mean cosine >= this (0: off)
+  int64_t keep_top = 0;           // measured: keep exactly this many float (0: off)
+  int64_t sensitivity_samples = 4;
+  bool wide_fallback = false;     // mixed_fallback=16bit and a mixed search asked for
+  bool measured = false;          // method=auto, mixed_target or keep_float_top: the measure runs
+
+  /// Whether an activation of type `dt` is quantized with a symmetric range.
+  bool symmetric(ir::DType dt) const { return is_signed_activation(dt) || symmetric_unsigned; }
+};
+
+/// Reads the stage's options; UsageError (one line, "quantize: ...") for a value out of range or
+/// a combination that contradicts itself.
+Config read_config(const Options& o);
+
+}  // namespace mcc::transforms::quantize
