@@ -12,6 +12,7 @@
 
 #include "cli/cmd_convert.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "ir/errors.h"
 #include "transforms/pipeline/pipeline.h"
 #include "transforms/quantize/config.h"
@@ -173,9 +174,9 @@ void add_quantize_command(CLI::App& app, CommandSlot& slot) {
   stage_flags.at("--calib")->excludes(state);
   sub->add_flag("--no-fold", q->no_fold, "Do not run the fold stage first");
   sub->add_option("--sidecar", q->sidecar_path, "Where to write the state (default: <OUT without .onnx>.mcc.json)");
-  sub->add_flag("--json", q->json, "Print the run's state as JSON on stdout");
+  add_json_flag(sub, q->json, "the run's state");
   sub->add_flag("--dry-run", q->dry_run, "Print the pipeline these flags stand for and exit");
-  sub->add_option("--threads", q->threads, "Threads for calibration (0: all cores)")->check(CLI::NonNegativeNumber);
+  add_threads_flag(sub, q->threads, "for calibration");
   sub->footer(
       "Examples:\n"
       "  mcc quantize model.onnx -o model.int8.onnx --calib calib_data/\n"

@@ -40,9 +40,9 @@
 //   with streaming statistics; methods minmax, percentile, entropy, mse.
 // Selection: op_types (default Conv, ConvTranspose, Gemm, MatMul; also Add, Mul, Sub, Concat,
 //   MaxPool, AveragePool, GlobalAveragePool, Resize, Reshape, Flatten, Transpose: their float
-//   inputs get QDQ), exclude= (node name, output name, op type or regex; each item must match),
-//   rules= ordered REGEX:action[+action] rules on node names, first match wins, each must match
-//   a quantized node (exit 2 otherwise); the record lists what each rule and item matched.
+//   inputs get QDQ), exclude= and rules= (ordered PATTERN:action[+action], first match wins)
+//   match nodes as every stage does (transforms/common/node_filter.h); each item must match a
+//   quantized node (exit 2 otherwise); the record lists what each rule and item matched.
 // Opset (quantize/opset.h): per-channel QDQ needs ai.onnx opset >= 13, per-tensor >= 10, 16-bit
 //   activations >= 21. A lower opset is raised when every op in the model keeps its meaning
 //   (quantize/policy.cpp); otherwise the stage refuses (exit 4) naming the op. The IR version
@@ -157,7 +157,7 @@ Calibrated calibrate_selection(const ir::Model& model, const Selection& sel, con
 }
 
 /// What each rule and exclude item matched, for the record.
-json matched_json(const std::vector<Rule>& rules, const std::vector<ExcludeItem>& excludes) {
+json matched_json(const Rules& rules, const NodeFilter& excludes) {
   json rj = json::array();
   for (const auto& r : rules) rj.push_back({{"rule", r.text}, {"matched", r.matched}});
   json ej = json::array();
