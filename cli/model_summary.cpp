@@ -10,6 +10,7 @@
 #include <map>
 #include <tuple>
 
+#include "ir/weight_layout.h"
 #include "transforms/prune/prune.h"
 
 namespace mcc::cli {
@@ -195,10 +196,10 @@ ordered_json summarize_model(const ir::Model& m, const std::string& path, uint64
     const ir::Value* w = transforms::prune::prunable_weight(*n);
     if (!w) continue;
     const auto& d = w->initializer->dims();
-    int64_t out_ch = d.empty() ? 0 : d.back();
-    if (n->is("Conv")) out_ch = d[0];
-    else if (n->is("ConvTranspose") && d.size() > 1) out_ch = d[1] * n->attr_int("group", 1);
-    else if (n->is("Gemm") && d.size() == 2) out_ch = n->attr_int("transB", 0) ? d[0] : d[1];
+    // Conv/ConvTranspose weights of rank 2 are described too; a weight without a layout
+    // (MatMul's batched ones) reports its last dim.
+    const auto l = ir::weight_layout(*n, d, ir::ConvWeightRank::ChannelAxes);
+    const int64_t out_ch = l ? l->out_channels : d.empty() ? 0 : d.back();
     const int64_t z = count_zeros(*w->initializer), numel = w->initializer->numel();
     layers.push_back({{"name", transforms::prune::node_key(*n)}, {"op", n->op_type}, {"weight", w->name},
                       {"shape", d}, {"out_channels", out_ch}, {"zeros", z},

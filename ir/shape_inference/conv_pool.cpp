@@ -3,6 +3,7 @@
 // rank < 3 and ConvTranspose (output_shape, output_padding) are not modelled.
 #include <string>
 
+#include "ir/op_attrs.h"
 #include "ir/shape_inference/rules.h"
 
 namespace mcc::ir::shape_rules {
@@ -36,13 +37,13 @@ void window(const NodeShapes& c) {
     c_out = (*w)[0];
     k.assign(w->begin() + 2, w->end());
   } else {
-    k = n.attr_ints("kernel_shape");
+    k = ConvAttrs(n).kernel_shape();
   }
   const size_t sp = static_cast<size_t>(r - 2);
   if (k.size() != sp) return;
-  const Dims strides = n.attr_ints("strides", Dims(sp, 1)), dil = n.attr_ints("dilations", Dims(sp, 1));
-  const Dims pads = n.attr_ints("pads", Dims(2 * sp, 0));
-  const std::string ap = n.attr_string("auto_pad", "NOTSET");
+  const ConvAttrs a(n);  // the window attributes of Conv and the pools
+  const Dims strides = a.strides(sp), dil = a.dilations(sp), pads = a.pads(sp);
+  const std::string ap = a.auto_pad();
   if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp) return;
   Dims o{(*x)[0], c_out};
   for (size_t i = 0; i < sp; ++i) {

@@ -1,6 +1,7 @@
 // Shape rules of matrix products: Gemm (2-D, transA/transB) and MatMul (numpy matmul: 1-D
 // operands promoted and dropped again, batch dims broadcast). A contraction mismatch is left
 // unknown for the runtime to report.
+#include "ir/op_attrs.h"
 #include "ir/shape_inference/rules.h"
 
 namespace mcc::ir::shape_rules {
@@ -9,8 +10,9 @@ namespace {
 void gemm(const NodeShapes& c) {
   auto x = c.dims(0), b = c.dims(1);
   if (!x || x->size() != 2 || !b || b->size() != 2) return;
-  const int64_t m = c.node.attr_int("transA", 0) ? (*x)[1] : (*x)[0];
-  const int64_t nn = c.node.attr_int("transB", 0) ? (*b)[0] : (*b)[1];
+  const GemmAttrs a(c.node);
+  const int64_t m = a.trans_a() ? (*x)[1] : (*x)[0];
+  const int64_t nn = a.trans_b() ? (*b)[0] : (*b)[1];
   c.out(0, c.dt0(), Dims{m, nn});
 }
 

@@ -1,6 +1,8 @@
 // Per-output-channel affine folding into weights and biases (see weight_fold.h).
 #include "transforms/common/weight_fold.h"
 
+#include "ir/op_attrs.h"
+#include "ir/weight_layout.h"
 #include "transforms/common/rewrite.h"
 
 namespace mcc::transforms {
@@ -34,48 +36,29 @@ ir::Tensor from_f64(ir::DType dt, std::vector<int64_t> dims, const std::vector<d
   return t;
 }
 
-namespace {
-enum class Layout { Axis0, Axis1, ConvTranspose };
-
-std::optional<Layout> layout_of(const ir::Node& op, const ir::Tensor& w) {
-  if (op.is("Conv") && w.rank() >= 3) return Layout::Axis0;
-  if (op.is("ConvTranspose") && w.rank() >= 3) return Layout::ConvTranspose;
-  if (op.is("Gemm") && w.rank() == 2) return op.attr_int("transB", 0) ? Layout::Axis0 : Layout::Axis1;
-  if (op.is("MatMul") && w.rank() == 2) return Layout::Axis1;
-  return std::nullopt;
-}
-}  // namespace
-
 std::optional<int64_t> output_channels(const ir::Node& op, const ir::Tensor& w) {
-  auto l = layout_of(op, w);
+  const auto l = ir::weight_layout(op, w.dims());
   if (!l) return std::nullopt;
-  switch (*l) {
-    case Layout::Axis0: return w.dims()[0];
-    case Layout::Axis1: return w.dims()[1];
-    case Layout::ConvTranspose: {
-      const int64_t g = op.attr_int("group", 1);
-      if (g <= 0 || w.dims()[0] % g) return std::nullopt;
-      return w.dims()[1] * g;
-    }
-  }
-  return std::nullopt;
+  // scale_output_channels walks ConvTranspose's input channels in groups.
+  if (op.is("ConvTranspose") && !l->group_divides) return std::nullopt;
+  return l->out_channels;
 }
 
 ir::Tensor scale_output_channels(const ir::Node& op, const ir::Tensor& w, const std::vector<double>& k) {
-  const Layout l = *layout_of(op, w);
+  const ir::WeightLayout l = *ir::weight_layout(op, w.dims());
+  const bool transpose = op.is("ConvTranspose");
   std::vector<double> v = to_f64(w);
   const auto& d = w.dims();
   int64_t inner0 = 1, inner1 = 1;  // elements per index of axis 0 / axis 1
   for (size_t i = 1; i < d.size(); ++i) inner0 *= d[i];
   for (size_t i = 2; i < d.size(); ++i) inner1 *= d[i];
-  const int64_t g = op.attr_int("group", 1);
-  const int64_t cin_per_group = l == Layout::ConvTranspose ? d[0] / g : 1;
+  const int64_t cin_per_group = transpose ? d[0] / l.group : 1;
   for (size_t e = 0; e < v.size(); ++e) {
     const int64_t i = static_cast<int64_t>(e);
     int64_t c = 0;
-    if (l == Layout::Axis0) c = i / inner0;
-    else if (l == Layout::Axis1) c = (i / inner1) % d[1];
-    else c = (i / inner0) / cin_per_group * d[1] + (i / inner1) % d[1];
+    if (transpose) c = (i / inner0) / cin_per_group * d[1] + (i / inner1) % d[1];
+    else if (l.out_axis == 0) c = i / inner0;
+    else c = (i / inner1) % d[1];
     v[e] *= k[static_cast<size_t>(c)];
   }
   return from_f64(w.dtype(), d, v);
@@ -90,7 +73,7 @@ std::optional<std::vector<double>> effective_bias(const ir::Node& op, int64_t ch
   const ir::Tensor& t = *bv->initializer;
   double beta = 1.0;
   if (op.is("Gemm")) {
-    beta = op.attr_float("beta", 1.0f);
+    beta = ir::GemmAttrs(op).beta();
     const auto& dd = t.dims();
     const bool per_channel = t.numel() == 1 || (dd.size() == 1 && dd[0] == channels) ||
                              (dd.size() == 2 && dd[0] == 1 && dd[1] == channels);
@@ -116,7 +99,7 @@ void fold_affine_into(ir::Graph& g, ir::Node& op, const std::vector<double>& k, 
   if (op.is("MatMul")) return;  // no bias slot: the caller adds one
   ir::Value* old_b = op.input(2);
   if (op.is("Gemm")) {
-    double beta = op.attr_float("beta", 1.0f);
+    double beta = ir::GemmAttrs(op).beta();
     if (beta == 0.0 || !old_b) {
       beta = 1.0;
       op.set_attr(ir::Attribute{"beta", ir::AttrKind::Float, 1.0f, "", "", ""});

@@ -11,10 +11,9 @@
 
 namespace mcc::transforms {
 
-/// The op's output-channel layout in its weight (input 1):
-///   Conv W[M, C/g, k..]: axis 0;  ConvTranspose W[C, M/g, k..]: axis 1 x group;
-///   Gemm B[K, N] (transB=0) axis 1, B[N, K] (transB=1) axis 0;  MatMul B[K, N] (rank 2): axis 1.
-/// Returns the number of output channels, or nullopt when the weight is not understood.
+/// The op's number of output channels, from its weight (input 1) as ir::weight_layout reads it
+/// (Conv/ConvTranspose rank >= 3, Gemm/MatMul rank 2); nullopt when the weight is not understood
+/// or a ConvTranspose's group does not divide its input channels.
 std::optional<int64_t> output_channels(const ir::Node& op, const ir::Tensor& w);
 /// Channel axis of the op's output tensor (1 for all four; the rank check is the caller's).
 constexpr int kOutputChannelAxis = 1;

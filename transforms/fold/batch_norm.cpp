@@ -23,6 +23,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ir/op_attrs.h"
 #include "transforms/fold/fold.h"
 #include "transforms/common/weight_fold.h"
 
@@ -30,9 +31,9 @@ namespace mcc::transforms::fold {
 namespace {
 
 bool bn_is_inference(const ir::Node& bn) {
-  if (bn.since_version < 7 && bn.attr_int("is_test", 0) == 0) return false;
-  if (bn.since_version < 9 && bn.attr_int("spatial", 1) == 0) return false;
-  if (bn.attr_int("training_mode", 0) != 0) return false;
+  const ir::BatchNormAttrs a(bn);
+  if (bn.since_version < 7 && !a.is_test()) return false;
+  if (a.per_activation() || a.training_mode()) return false;
   for (size_t i = 1; i < bn.outputs.size(); ++i)
     if (bn.outputs[i] && (!bn.outputs[i]->uses.empty() || is_any_graph_output(*bn.outputs[i]))) return false;
   return true;
@@ -63,7 +64,7 @@ bool try_fold(ir::Graph& g, ir::Node& bn, RewriteLog& log) {
     if (t.numel() != *channels) return false;
     p.push_back(to_f64(t));
   }
-  const double eps = bn.attr_float("epsilon", 1e-5f);
+  const double eps = ir::BatchNormAttrs(bn).epsilon();
   std::vector<double> k(static_cast<size_t>(*channels)), d(k.size());
   for (size_t c = 0; c < k.size(); ++c) {
     k[c] = p[0][c] / std::sqrt(p[3][c] + eps);

@@ -33,7 +33,9 @@
 #include <unordered_map>
 
 #include "ir/errors.h"
+#include "ir/op_attrs.h"
 #include "ir/op_facts.h"
+#include "ir/weight_layout.h"
 #include "transforms/prune/prune.h"
 
 namespace mcc::transforms::prune {
@@ -176,30 +178,18 @@ bool Analyzer::producer(ir::Node* n) {
   if (!float_init(w) || !n->outputs.size() || !n->outputs[0]) return false;
   const auto& wd = w->initializer->dims();
   const Desc* in = desc(n->input(0));
-  int out_axis = 0, in_axis = 0, neg_in = -1, neg_out = -1, rank = -1;
-  int64_t cin = 0, cout = 0;
+  // Conv/ConvTranspose (group 1, rank >= 3), Gemm (transA 0) and MatMul with a rank-2 weight.
+  const auto l = ir::weight_layout(*n, wd);
+  if (!l || l->group != 1 || (n->is("Gemm") && ir::GemmAttrs(*n).trans_a())) return false;
+  const int out_axis = l->out_axis, in_axis = l->in_axis;
+  int neg_in = -1, neg_out = -1, rank = -1;
   if (n->is("Conv") || n->is("ConvTranspose")) {
-    if (wd.size() < 3 || n->attr_int("group", 1) != 1) return false;
-    const bool t = n->is("ConvTranspose");
-    out_axis = t ? 1 : 0;
-    in_axis = t ? 0 : 1;
     neg_in = neg_out = -static_cast<int>(wd.size() - 1);
     rank = static_cast<int>(wd.size());
   } else if (n->is("Gemm")) {
-    if (wd.size() != 2 || n->attr_int("transA", 0) != 0) return false;
-    const bool tb = n->attr_int("transB", 0) != 0;
-    out_axis = tb ? 0 : 1;
-    in_axis = tb ? 1 : 0;
     rank = 2;
-  } else if (n->is("MatMul")) {
-    if (wd.size() != 2) return false;
-    out_axis = 1;
-    in_axis = 0;
-  } else {
-    return false;
   }
-  cout = wd[out_axis];
-  cin = wd[in_axis];
+  const int64_t cout = l->out_channels, cin = wd[static_cast<size_t>(in_axis)];
   if (in) {
     if (in->neg_axis != neg_in || in->total() != cin) block(in->segs, "feeds " + n->describe() + " on another axis");
     else site(n, 1, in_axis, in->segs);
@@ -383,7 +373,7 @@ ChannelAnalysis Analyzer::run() {
     }
     const Desc d = *d0;
     if (n->is("Conv")) {
-      depthwise_or_grouped(n, d, n->attr_int("group", 1));
+      depthwise_or_grouped(n, d, ir::ConvAttrs(*n).group());
     } else if (passthrough_op(*n)) {
       bool ok = true;
       for (size_t i = 1; i < n->inputs.size(); ++i) {

@@ -33,6 +33,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ir/errors.h"
+#include "ir/weight_layout.h"
 #include "transforms/prune/prune.h"
 
 namespace mcc::transforms::prune {
@@ -276,11 +277,9 @@ nlohmann::ordered_json prune_channels(ir::Model& m, const StructuredConfig& cfg,
     if (ov) skipped[grp.id] = "override";
     auto& v = imp[grp.id];
     v.assign(static_cast<size_t>(grp.channels), 0.0);
-    for (ir::Node* p : grp.producers) {
-      int axis = 0;
-      if (p->is("ConvTranspose") || p->is("MatMul")) axis = 1;
-      else if (p->is("Gemm")) axis = p->attr_int("transB", 0) ? 0 : 1;
-      add_normalized(v, channel_norms(*p->input(1)->initializer, axis, cfg.l2), 0);
+    for (ir::Node* p : grp.producers) {  // producers have a weight layout (channel_groups.cpp)
+      const ir::Tensor& w = *p->input(1)->initializer;
+      add_normalized(v, channel_norms(w, ir::weight_layout(*p, w.dims())->out_axis, cfg.l2), 0);
     }
   }
   for (const auto& [n, segs] : a.group_attrs) {  // tied depthwise convs add their own norms

@@ -1,8 +1,10 @@
 // Op facts for the quantize stage (see quantize/policy.h).
 #include "transforms/quantize/policy.h"
 
+#include "ir/op_attrs.h"
 #include "ir/op_facts.h"
 #include "ir/op_schema.h"
+#include "ir/weight_layout.h"
 
 namespace mcc::transforms::quantize {
 
@@ -60,29 +62,35 @@ std::optional<NodeSlots> slots_for(const ir::Node& n) {
   if (!(n.domain.empty() || n.domain == "ai.onnx") || !supported_ops().count(n.op_type)) return std::nullopt;
   NodeSlots s;
   const std::string& op = n.op_type;
+  const ir::Value* w = n.input(1);
+  // Conv/ConvTranspose weights of rank >= 3, Gemm/MatMul weights of rank 2.
+  const auto layout = [&]() -> std::optional<ir::WeightLayout> {
+    if (!is_f32_constant(w)) return std::nullopt;
+    return ir::weight_layout(n, w->initializer->dims());
+  };
   if (op == "Conv" || op == "ConvTranspose") {
     s.activations = {0};
-    if (is_f32_constant(n.input(1)) && n.input(1)->initializer->rank() >= 3) {
-      s.weight = 1;
-      s.weight_axis = op == "Conv" ? 0 : 1;
+    if (const auto l = layout()) {
+      s.weight = l->weight_input;
+      s.weight_axis = l->out_axis;
       const ir::Value* b = n.input(2);
       if (is_f32_constant(b) && b->initializer->rank() == 1) {
         s.bias = 2;
-        if (op == "ConvTranspose") s.bias_channel_div = static_cast<int>(n.input(1)->initializer->dims()[1]);
+        if (op == "ConvTranspose")  // per-group output channels: the weight's out axis
+          s.bias_channel_div = static_cast<int>(w->initializer->dims()[l->out_axis]);
       }
     }
     return s;
   }
   if (op == "Gemm") {
     s.activations = {0};
-    const bool const_b = is_f32_constant(n.input(1)) && n.input(1)->initializer->rank() == 2;
-    if (const_b) {
-      s.weight = 1;
-      s.weight_axis = n.attr_int("transB", 0) ? 0 : 1;
+    if (const auto l = layout()) {
+      s.weight = l->weight_input;
+      s.weight_axis = l->out_axis;
       const ir::Value* c = n.input(2);
-      const int64_t cols = n.input(1)->initializer->dims()[s.weight_axis];
-      if (is_f32_constant(c) && c->initializer->rank() == 1 && c->initializer->dims()[0] == cols &&
-          n.attr_float("alpha", 1.f) == 1.f && n.attr_float("beta", 1.f) == 1.f)
+      const ir::GemmAttrs ga(n);
+      if (is_f32_constant(c) && c->initializer->rank() == 1 &&
+          c->initializer->dims()[0] == l->out_channels && ga.alpha() == 1.f && ga.beta() == 1.f)
         s.bias = 2;
     } else {
       s.activations.push_back(1);
@@ -91,9 +99,9 @@ std::optional<NodeSlots> slots_for(const ir::Node& n) {
   }
   if (op == "MatMul") {
     s.activations = {0};
-    if (is_f32_constant(n.input(1)) && n.input(1)->initializer->rank() == 2) {
-      s.weight = 1;
-      s.weight_axis = 1;  // B is [K, N]: one scale per output column
+    if (const auto l = layout()) {
+      s.weight = l->weight_input;
+      s.weight_axis = l->out_axis;  // B is [K, N]: one scale per output column
     } else {
       s.activations.push_back(1);
     }

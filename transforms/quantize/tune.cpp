@@ -18,6 +18,9 @@
 
 #include <cmath>
 
+#include "ir/op_attrs.h"
+#include "ir/weight_layout.h"
+
 namespace mcc::transforms::quantize {
 
 namespace {
@@ -30,17 +33,19 @@ struct Layout {
 std::optional<Layout> layout_of(const ir::Node& n, const ir::Tensor& w, const ChannelMoments& x, std::string& why) {
   Layout l;
   if (n.op_type == "Conv") {
-    if (w.rank() < 3) return why = "weight rank < 3", std::nullopt;
-    l.out = w.dims()[0];
-    l.in_per_group = w.dims()[1];
+    const auto wl = ir::weight_layout(n, w.dims());
+    if (!wl) return why = "weight rank < 3", std::nullopt;
+    l.out = wl->out_channels;
+    l.in_per_group = w.dims()[static_cast<size_t>(wl->in_axis)];
     for (size_t d = 2; d < w.rank(); ++d) l.kernel *= w.dims()[d];
-    l.groups = n.attr_int("group", 1);
+    l.groups = wl->group;
   } else if (n.op_type == "Gemm") {
-    if (n.attr_int("transA", 0)) return why = "transA=1", std::nullopt;
-    const bool tb = n.attr_int("transB", 0) != 0;
-    l.out = w.dims()[tb ? 0 : 1];
-    l.in_per_group = w.dims()[tb ? 1 : 0];
-    l.gemm_kn = !tb;
+    if (ir::GemmAttrs(n).trans_a()) return why = "transA=1", std::nullopt;
+    const auto wl = ir::weight_layout(n, w.dims());
+    if (!wl) return why = "weight rank != 2", std::nullopt;
+    l.out = wl->out_channels;
+    l.in_per_group = w.dims()[static_cast<size_t>(wl->in_axis)];
+    l.gemm_kn = wl->out_axis == 1;
   } else {
     return why = n.op_type + " has no bias input to correct", std::nullopt;
   }

@@ -20,6 +20,7 @@
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
+#include "ir/op_attrs.h"
 
 namespace mcc::backends::cpu {
 
@@ -321,7 +322,7 @@ namespace {
 
 Kernel make_conv(const ir::Node& node) {
   const WindowAttrs attrs = WindowAttrs::parse(node);
-  const int64_t group = node.attr_int("group", 1);
+  const int64_t group = ir::ConvAttrs(node).group();
   return [attrs, group](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& x = ctx.in(0);

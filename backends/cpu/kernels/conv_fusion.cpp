@@ -12,6 +12,7 @@
 
 #include "backends/cpu/kernels/conv_util.h"
 #include "ir/errors.h"
+#include "ir/op_attrs.h"
 
 namespace mcc::backends::cpu {
 
@@ -196,8 +197,8 @@ std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
         if (!pc) break;
         for (int64_t c = 0; c < M; ++c) shift[static_cast<size_t>(c)] += (*pc)[static_cast<size_t>(c)];
       } else if (u->is("BatchNormalization") && u->inputs.size() == 5 && u->inputs[0] == v) {
-        if (u->attr_int("training_mode", 0) != 0) break;
-        if (u->since_version < 9 && u->attr_int("spatial", 1) == 0) break;
+        const ir::BatchNormAttrs bn(*u);
+        if (bn.training_mode() || bn.per_activation()) break;
         const ir::Tensor* prm[4];
         bool ok = true;
         for (int i = 0; i < 4; ++i) {
@@ -205,7 +206,7 @@ std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
           ok = ok && prm[i] && prm[i]->numel() == M;
         }
         if (!ok) break;
-        const double eps = u->attr_float("epsilon", 1e-5f);
+        const double eps = bn.epsilon();
         for (int64_t c = 0; c < M; ++c) {
           const size_t i = static_cast<size_t>(c);
           const double s = prm[0]->data<float>()[i] / std::sqrt(prm[3]->data<float>()[i] + eps);
@@ -244,7 +245,7 @@ std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
     fb = std::move(nb);
   }
   const WindowAttrs attrs = WindowAttrs::parse(n);
-  const int64_t group = n.attr_int("group", 1);
+  const int64_t group = ir::ConvAttrs(n).group();
   const std::vector<int64_t> wdims = w ? w->dims() : std::vector<int64_t>{};
   fk.kernel = [attrs, group, fw, fb, wdims, ep](KernelContext& ctx) {
     const ir::Node& nd = ctx.node();

@@ -15,6 +15,7 @@
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
+#include "ir/op_attrs.h"
 
 namespace mcc::backends::cpu {
 
@@ -75,7 +76,7 @@ struct ConvIntAttrs {
 ConvIntAttrs parse(const ir::Node& n) {
   ConvIntAttrs a;
   a.w = WindowAttrs::parse(n);
-  a.group = n.attr_int("group", 1);
+  a.group = ir::ConvAttrs(n).group();
   return a;
 }
 

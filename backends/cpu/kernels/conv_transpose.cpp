@@ -15,6 +15,7 @@
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
+#include "ir/op_attrs.h"
 
 namespace mcc::backends::cpu {
 
@@ -136,9 +137,10 @@ void conv_transpose_run(const KernelContext& ctx, const WindowGeom& g, int64_t N
 Kernel make_conv_transpose(const ir::Node& node) {
   ConvTransposeAttrs a;
   a.w = WindowAttrs::parse(node);
-  a.group = node.attr_int("group", 1);
-  a.output_padding = node.attr_ints("output_padding");
-  a.output_shape = node.attr_ints("output_shape");
+  const ir::ConvAttrs c(node);
+  a.group = c.group();
+  a.output_padding = c.output_padding();
+  a.output_shape = c.output_shape();
   if (a.group <= 0) throw ModelError(node.describe() + ": group must be positive");
   return [a](KernelContext& ctx) {
     const ir::Node& n = ctx.node();

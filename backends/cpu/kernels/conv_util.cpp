@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ir/errors.h"
+#include "ir/op_attrs.h"
 
 namespace mcc::backends::cpu {
 
@@ -18,18 +19,19 @@ std::string dims_str(const std::vector<int64_t>& v) {
 }  // namespace
 
 WindowAttrs WindowAttrs::parse(const ir::Node& n) {
+  const ir::ConvAttrs c(n);
   WindowAttrs a;
-  a.auto_pad = n.attr_string("auto_pad", "NOTSET");
+  a.auto_pad = c.auto_pad();
   if (a.auto_pad.empty()) a.auto_pad = "NOTSET";
   if (a.auto_pad != "NOTSET" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER" &&
       a.auto_pad != "VALID")
     throw ModelError(n.describe() +
                      ": auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" +
                      a.auto_pad + "'");
-  a.kernel_shape = n.attr_ints("kernel_shape");
-  a.strides = n.attr_ints("strides");
-  a.dilations = n.attr_ints("dilations");
-  a.pads = n.attr_ints("pads");
+  a.kernel_shape = c.kernel_shape();
+  a.strides = c.strides();
+  a.dilations = c.dilations();
+  a.pads = c.pads();
   a.ceil_mode = n.attr_int("ceil_mode", 0) != 0;
   for (int64_t s : a.strides)
     if (s <= 0)

@@ -13,6 +13,7 @@
 #include "backends/cpu/kernels/conv_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
+#include "ir/op_attrs.h"
 
 namespace mcc::backends::cpu {
 
@@ -75,7 +76,8 @@ void deform_conv_run(const KernelContext& ctx, const ConvProblem& p, int64_t off
 
 Kernel make_deform_conv(const ir::Node& node) {
   const WindowAttrs attrs = WindowAttrs::parse(node);
-  const int64_t group = node.attr_int("group", 1), offset_group = node.attr_int("offset_group", 1);
+  const ir::ConvAttrs c(node);
+  const int64_t group = c.group(), offset_group = c.offset_group();
   if (offset_group <= 0) throw ModelError(node.describe() + ": offset_group must be positive");
   return [attrs, group, offset_group](KernelContext& ctx) {
     const ir::Node& n = ctx.node();

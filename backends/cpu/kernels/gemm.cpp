@@ -18,6 +18,7 @@
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
+#include "ir/op_attrs.h"
 
 namespace mcc::backends::cpu {
 
@@ -165,8 +166,9 @@ void matmul_kernel(KernelContext& ctx) {
 // ------------------------------------------------------------------ Gemm
 
 Kernel make_gemm(const ir::Node& node) {
-  const bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
-  const float alpha = node.attr_float("alpha", 1.f), beta = node.attr_float("beta", 1.f);
+  const ir::GemmAttrs ga(node);
+  const bool ta = ga.trans_a(), tb = ga.trans_b();
+  const float alpha = ga.alpha(), beta = ga.beta();
   return [=](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& a = ctx.in(0);

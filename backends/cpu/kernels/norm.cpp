@@ -20,6 +20,7 @@
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
+#include "ir/op_attrs.h"
 
 namespace mcc::backends::cpu {
 
@@ -91,10 +92,11 @@ int64_t spatial_size(const ir::Tensor& x) {
 // ------------------------------------------------------------------ BatchNormalization
 
 Kernel make_batch_norm(const ir::Node& node) {
-  const float eps = node.attr_float("epsilon", 1e-5f);
-  const float momentum = node.attr_float("momentum", 0.9f);
-  const bool training = node.since_version >= 14 && node.attr_int("training_mode", 0) != 0;
-  if (node.since_version < 9 && node.attr_int("spatial", 1) == 0)
+  const ir::BatchNormAttrs bn(node);
+  const float eps = bn.epsilon();
+  const float momentum = bn.momentum();
+  const bool training = node.since_version >= 14 && bn.training_mode();
+  if (bn.per_activation())
     throw UnsupportedError(
         node.describe() +
         ": BatchNormalization with spatial=0 is not supported by the cpu backend");
