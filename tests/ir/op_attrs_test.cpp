@@ -3,10 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/errors.h"
 #include "ir/op_attrs.h"
+#include "ir/op_facts.h"
 #include "ir/weight_layout.h"
 #include "support/op_test.h"
 
@@ -192,4 +194,19 @@ TEST_CASE("weight_layout: MatMul B[K, N] of rank 2 only; other ops have none") {
   Node& custom = node(g, "Conv");
   custom.domain = "com.example";
   CHECK_FALSE(weight_layout(custom, {8, 3, 3, 3}));
+}
+
+TEST_CASE("weight_layout and op facts agree: every op with a weight layout is marked as carrying weights") {
+  Graph g;
+  int with_layout = 0;
+  for (const char* op : {"Conv", "ConvTranspose", "Gemm", "MatMul"}) {
+    CAPTURE(op);
+    const Dims dims = std::string(op) == "Gemm" || std::string(op) == "MatMul" ? Dims{4, 6} : Dims{4, 6, 3, 3};
+    REQUIRE(weight_layout(node(g, op), dims));
+    ++with_layout;
+    const OpFacts* f = op_facts(op);
+    REQUIRE(f != nullptr);
+    CHECK(f->weights);
+  }
+  CHECK(with_layout == 4);
 }
