@@ -1,10 +1,17 @@
 // Backend interface, runtime values and the kernel calling convention shared by every backend.
 // A kernel factory is called once per node (attributes parsed once, as ORT's kernel
 // constructors do) and returns a callable that runs the node on given inputs.
+//
+// A backend owns a device (the cpu backend: the host). It says per node and input element types
+// whether it runs the node, allocates memory on its device, moves tensors between its device and
+// the host, and may offer fused kernels for chains of nodes. The executor decides placement and
+// transfers at plan time (backends/placement.h); kernels only ever see tensors on their device.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +21,7 @@
 namespace mcc::backends {
 
 class Executor;
+class Backend;
 
 /// A runtime value: a tensor, a sequence of tensors, or an empty optional.
 struct RValue {
@@ -30,7 +38,8 @@ struct RValue {
 /// What a kernel sees while it runs one node.
 class KernelContext {
  public:
-  KernelContext(const ir::Node& node, std::vector<const RValue*> inputs, Executor& exec);
+  KernelContext(const ir::Node& node, std::vector<const RValue*> inputs, Executor& exec,
+                const Backend& backend);
 
   const ir::Node& node() const { return node_; }
   size_t num_inputs() const { return inputs_.size(); }
@@ -44,7 +53,8 @@ class KernelContext {
   size_t num_outputs() const { return outputs_.size(); }
   /// True when output i is requested (present in the node, not "").
   bool wants_output(size_t i) const;
-  /// Allocates output i (zero-filled, possibly a reused buffer) and returns it for writing.
+  /// Allocates output i on the node's device and returns it for writing: zero-filled host memory
+  /// (possibly a reused buffer) for host backends, uninitialised device memory otherwise.
   ir::Tensor& alloc_output(size_t i, ir::DType dt, std::vector<int64_t> dims);
   /// Sets output i to an existing tensor (e.g. a reshaped view of an input; no copy).
   void set_output(size_t i, ir::Tensor t);
@@ -52,6 +62,8 @@ class KernelContext {
   std::vector<RValue>& outputs() { return outputs_; }
 
   Executor& executor() { return exec_; }
+  /// The backend this node runs on; alloc_output allocates on its device.
+  const Backend& backend() const { return backend_; }
   /// Number of threads of the process-wide pool.
   int num_threads() const;
   /// Runs f(begin, end) over [0, n) split into static chunks across the pool (deterministic
@@ -69,6 +81,7 @@ class KernelContext {
   std::vector<const RValue*> inputs_;
   std::vector<RValue> outputs_;
   Executor& exec_;
+  const Backend& backend_;
 };
 
 using Kernel = std::function<void(KernelContext&)>;
@@ -80,14 +93,54 @@ inline KernelFactory stateless(void (*f)(KernelContext&)) {
   return [f](const ir::Node&) { return Kernel(f); };
 }
 
-/// A backend executes nodes. The executor asks `supports` per node and falls back to cpu.
+/// A fused kernel and the nodes it stands for (a backend's answer to Backend::fuse).
+struct FusedKernel {
+  Kernel kernel;                          // runs at the first node's position, as that node
+  std::vector<const ir::Node*> absorbed;  // later nodes whose work the kernel does (skipped)
+  const ir::Value* output = nullptr;      // the value the kernel's output 0 is
+};
+
+/// Whether a backend runs a node, and why not.
+struct Support {
+  bool ok = true;
+  std::string reason;  // set when !ok: "op X has no kernel", "input 0 is int64", ...
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+/// A backend executes nodes on one device. The executor asks `supports` per node and places the
+/// node on the cpu backend when the answer is no.
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
-  virtual bool supports(const ir::Node& n) const = 0;
+  /// The device its kernels read and write.
+  virtual ir::Device device() const { return {}; }
+  /// Empty when the backend can run in this process; otherwise one line saying why not
+  /// ("no CUDA device was found"). Placement can still be planned for an unavailable backend.
+  virtual std::string unavailable_reason() const { return {}; }
+  /// Whether it runs `n` when its inputs have these element types (Undefined: not known at plan
+  /// time; a backend that needs to know says no).
+  virtual Support supports(const ir::Node& n, std::span<const ir::DType> input_dtypes) const = 0;
   /// Throws UnsupportedError naming node, op and opset when there is no kernel.
   virtual Kernel create_kernel(const ir::Node& n) const = 0;
+  /// A kernel for `n` and nodes after it, or nullopt. The executor uses it only when every
+  /// absorbed node is placed on this backend and nothing else reads the absorbed intermediates.
+  virtual std::optional<FusedKernel> fuse(const ir::Node& n) const { return std::nullopt; }
+
+  /// Inputs the kernel reads from host memory wherever the node runs (shape and index tensors a
+  /// device kernel needs before it launches, as ORT's "CPU input" memory type). The executor
+  /// hands those inputs over as host tensors.
+  virtual std::vector<size_t> host_inputs(const ir::Node& n) const { return {}; }
+
+  /// Memory on the device for `bytes` bytes (host backends: zero-filled host memory).
+  virtual std::shared_ptr<ir::Buffer> allocate(size_t bytes) const;
+  /// A copy of a host tensor on this backend's device (host backends: the tensor itself).
+  virtual ir::Tensor upload(const ir::Tensor& host) const;
+  /// A host copy of a tensor on this backend's device (host backends: the tensor itself).
+  virtual ir::Tensor download(const ir::Tensor& dev) const;
+  /// Waits until every kernel queued on the device has finished (no-op on the host).
+  virtual void synchronize() const {}
 };
 
 }  // namespace mcc::backends

@@ -7,15 +7,16 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "backends/cpu/kernels/conv_fusion.h"
+#include "backends/placement.h"
 #include "backends/thread_pool.h"
 
 namespace mcc::backends {
 
 // ---------------------------------------------------------------- KernelContext
 
-KernelContext::KernelContext(const ir::Node& node, std::vector<const RValue*> inputs, Executor& exec)
-    : node_(node), inputs_(std::move(inputs)), outputs_(node.outputs.size()), exec_(exec) {}
+KernelContext::KernelContext(const ir::Node& node, std::vector<const RValue*> inputs, Executor& exec,
+                             const Backend& backend)
+    : node_(node), inputs_(std::move(inputs)), outputs_(node.outputs.size()), exec_(exec), backend_(backend) {}
 
 bool KernelContext::has_input(size_t i) const {
   return i < inputs_.size() && inputs_[i] != nullptr && inputs_[i]->kind != RValue::Kind::None;
@@ -35,7 +36,13 @@ bool KernelContext::wants_output(size_t i) const {
 
 ir::Tensor& KernelContext::alloc_output(size_t i, ir::DType dt, std::vector<int64_t> dims) {
   MCC_CHECK(i < outputs_.size(), node_.describe() + ": output index out of range");
-  outputs_[i] = RValue::of(exec_.allocate(dt, std::move(dims)));
+  if (backend_.device().is_host()) {
+    outputs_[i] = RValue::of(exec_.allocate(dt, std::move(dims)));
+  } else {
+    MCC_CHECK(ir::info(dt).bits > 0, node_.describe() + ": device outputs must have a fixed-width type");
+    const size_t bytes = (static_cast<size_t>(ir::checked_numel(dims)) * static_cast<size_t>(ir::info(dt).bits) + 7) / 8;
+    outputs_[i] = RValue::of(ir::Tensor::from_buffer(dt, std::move(dims), backend_.allocate(bytes)));
+  }
   return outputs_[i].tensor;
 }
 
@@ -89,6 +96,7 @@ Executor::Executor(const ir::Model& model, ExecOptions opts)
   if (opts_.threads > 0) ThreadPool::configure(opts_.threads);
   else ThreadPool::instance();
   if (!model_.graph) throw ModelError("model has no graph");
+  if (backend_ != &cpu_backend()) types_ = std::make_unique<ir::ShapeInference>(model_);
   // MCC_FUSE=0 turns kernel fusion off (A/B timing and accuracy checks).
   if (const char* f = std::getenv("MCC_FUSE"); f && std::string(f) == "0") opts_.fuse = false;
   prepare(*model_.graph);
@@ -136,6 +144,8 @@ void Executor::prepare(const ir::Graph& g) {
   GraphPlan plan;
   const auto& nodes = g.nodes();
   plan.kernels.resize(nodes.size());
+  plan.backends.resize(nodes.size());
+  plan.host_inputs.resize(nodes.size());
   plan.release_after.resize(nodes.size());
   std::unordered_map<const ir::Value*, size_t> last_use;
   std::vector<const ir::Value*> order;  // first-seen order keeps release lists deterministic
@@ -147,7 +157,13 @@ void Executor::prepare(const ir::Graph& g) {
   };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node* n = nodes[i];
-    plan.kernels[i] = &kernel_for(*n);
+    const Backend* b = &cpu_backend();
+    if (types_) b = place_node(*n, *backend_, *types_).backend;
+    (b == &cpu_backend() ? stats_.nodes_on_cpu : stats_.nodes_on_requested) += 1;
+    placement_[n] = b;
+    plan.backends[i] = b;
+    plan.host_inputs[i] = b->host_inputs(*n);
+    plan.kernels[i] = &kernel_for(*n, *b);
     for (const ir::Value* v : n->inputs) note(v, i);
     const std::vector<ir::Graph*> subs = n->subgraphs();
     std::unordered_set<const ir::Value*> caps;
@@ -163,37 +179,46 @@ void Executor::prepare(const ir::Graph& g) {
   const std::unordered_set<const ir::Value*> keep(g.outputs.begin(), g.outputs.end());
   for (const ir::Value* v : order)
     if (!keep.count(v)) plan.release_after[last_use.at(v)].push_back(v);
-  plan.fused.assign(nodes.size(), nullptr);
-  plan.fused_out.assign(nodes.size(), nullptr);
-  plan.skip.assign(nodes.size(), 0);
-  if (opts_.fuse && backend_ == &cpu_backend()) {
-    std::unordered_map<const ir::Node*, size_t> index;
-    for (size_t i = 0; i < nodes.size(); ++i) index.emplace(nodes[i], i);
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (plan.skip[i]) continue;
-      auto fk = cpu::fuse_conv(*nodes[i]);
-      if (!fk) continue;
-      bool ok = true;  // every absorbed node later in this graph and not absorbed already
-      for (const ir::Node* a : fk->absorbed) {
-        auto it = index.find(a);
-        ok = ok && it != index.end() && it->second > i && !plan.skip[it->second];
-      }
-      if (!ok) continue;
-      for (const ir::Node* a : fk->absorbed) plan.skip[index.at(a)] = 1;
-      plan.fused_out[i] = fk->output;
-      plan.fused[i] = &fused_kernels_.emplace(nodes[i], std::move(fk->kernel)).first->second;
-    }
-  }
+  plan_fusion(g, plan);
   plans_.emplace(&g, std::move(plan));
 }
 
-const Kernel& Executor::kernel_for(const ir::Node& n) {
+void Executor::plan_fusion(const ir::Graph& g, GraphPlan& plan) {
+  const auto& nodes = g.nodes();
+  plan.fused.assign(nodes.size(), nullptr);
+  plan.fused_out.assign(nodes.size(), nullptr);
+  plan.skip.assign(nodes.size(), 0);
+  if (!opts_.fuse) return;
+  std::unordered_map<const ir::Node*, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i) index.emplace(nodes[i], i);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (plan.skip[i]) continue;
+    auto fk = plan.backends[i]->fuse(*nodes[i]);
+    if (!fk) continue;
+    bool ok = true;  // every absorbed node later in this graph, on the same backend, not absorbed already
+    for (const ir::Node* a : fk->absorbed) {
+      auto it = index.find(a);
+      ok = ok && it != index.end() && it->second > i && !plan.skip[it->second] &&
+           plan.backends[it->second] == plan.backends[i];
+    }
+    if (!ok) continue;
+    for (const ir::Node* a : fk->absorbed) plan.skip[index.at(a)] = 1;
+    plan.fused_out[i] = fk->output;
+    plan.fused[i] = &fused_kernels_.emplace(nodes[i], std::move(fk->kernel)).first->second;
+  }
+}
+
+const Backend* Executor::placement_of(const ir::Node& n) const {
+  auto it = placement_.find(&n);
+  return it == placement_.end() ? nullptr : it->second;
+}
+
+const Kernel& Executor::kernel_for(const ir::Node& n, const Backend& b) {
   auto it = kernels_.find(&n);
   if (it != kernels_.end()) return it->second;
   Kernel k;
   try {
-    k = backend_->supports(n) || backend_ == &cpu_backend() ? backend_->create_kernel(n)
-                                                            : cpu_backend().create_kernel(n);
+    k = b.create_kernel(n);
   } catch (Error& e) {
     if (e.message().find(n.describe()) == std::string::npos) e.add_context(n.describe());
     throw;
@@ -255,6 +280,7 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
   auto release = [&](size_t ni) {
     if (opts_.keep_all_values) return;
     for (const ir::Value* v : plan.release_after[ni]) {
+      scope.copies.erase(v);
       auto sv = scope.values.find(v);
       if (sv == scope.values.end()) continue;
       recycle(sv->second);
@@ -268,20 +294,25 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
       continue;
     }
     const Kernel& kernel = fuse && plan.fused[ni] ? *plan.fused[ni] : *plan.kernels[ni];
+    const Backend& nb = *plan.backends[ni];
     std::vector<const RValue*> ins;
     ins.reserve(n->inputs.size());
-    for (const ir::Value* v : n->inputs) {
+    for (size_t j = 0; j < n->inputs.size(); ++j) {
+      const ir::Value* v = n->inputs[j];
       if (!v) { ins.push_back(nullptr); continue; }
       const RValue* rv = scope.find(v);
       if (!rv) throw ModelError(n->describe() + ": input '" + v->name + "' has no value (undefined or not yet computed)");
-      ins.push_back(rv);
+      const auto& hi = plan.host_inputs[ni];
+      const bool want_host = std::find(hi.begin(), hi.end(), j) != hi.end();
+      ins.push_back(on_device(scope, v, rv, want_host ? ir::Device{} : nb.device()));
     }
-    KernelContext ctx(*n, std::move(ins), *this);
+    KernelContext ctx(*n, std::move(ins), *this, nb);
     ctx.scope_ = &scope;
     try {
       if (opts_.profile) {
         const auto t0 = std::chrono::steady_clock::now();
         kernel(ctx);
+        if (!nb.device().is_host()) nb.synchronize();
         const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         auto [it, fresh] = node_time_index_.emplace(n, node_times_.size());
         if (fresh) node_times_.push_back(NodeTime{n, 0.0, 0});
@@ -302,7 +333,7 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
       if (!o) continue;
       if (!outs[i].defined())
         throw InternalError(n->describe() + ": kernel did not produce output " + std::to_string(i));
-      if (observer_) observer_(*n, *o, outs[i]);
+      if (observer_) observer_(*n, *o, to_host(outs[i]));
       scope.values[o] = std::move(outs[i]);
     }
     release(ni);
@@ -312,8 +343,44 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
   for (const ir::Value* v : g.outputs) {
     const RValue* rv = scope.find(v);
     if (!rv) throw ModelError("graph output '" + v->name + "' was not computed");
-    out.push_back(*rv);
+    out.push_back(to_host(*rv));
   }
+  return out;
+}
+
+const RValue* Executor::on_device(Scope& scope, const ir::Value* v, const RValue* rv, const ir::Device& want) {
+  if (rv->kind != RValue::Kind::Tensor || !rv->tensor.defined() || rv->tensor.device() == want) return rv;
+  // Initializers (not overridden by a feed) are uploaded once and kept for later runs.
+  const bool initializer = !want.is_host() && v->initializer && rv->tensor.buffer() == v->initializer->buffer();
+  if (initializer) {
+    auto it = device_initializers_.find(v);
+    if (it != device_initializers_.end()) return &it->second;
+  } else {
+    auto it = scope.copies.find(v);
+    if (it != scope.copies.end() && it->second.tensor.device() == want) return &it->second;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  RValue moved = want.is_host() ? RValue::of(backend_->download(rv->tensor)) : RValue::of(backend_->upload(rv->tensor));
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.transfer_seconds += sec;
+  const auto bytes = static_cast<int64_t>(rv->tensor.nbytes());
+  if (initializer) {
+    ++stats_.initializer_uploads;
+    stats_.initializer_bytes += bytes;
+    return &device_initializers_.insert_or_assign(v, std::move(moved)).first->second;
+  }
+  ++stats_.transfers;
+  stats_.transfer_bytes += bytes;
+  return &scope.copies.insert_or_assign(v, std::move(moved)).first->second;
+}
+
+RValue Executor::to_host(const RValue& rv) {
+  if (rv.kind != RValue::Kind::Tensor || !rv.tensor.defined() || rv.tensor.device().is_host()) return rv;
+  const auto t0 = std::chrono::steady_clock::now();
+  RValue out = RValue::of(backend_->download(rv.tensor));
+  stats_.transfer_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++stats_.transfers;
+  stats_.transfer_bytes += static_cast<int64_t>(rv.tensor.nbytes());
   return out;
 }
 

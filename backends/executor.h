@@ -1,5 +1,8 @@
-// Executor: runs a model's graph (and subgraphs) in topological order on a backend, freeing
-// each value after its last use. Kernels are created once per node, before the first run, so an
+// Executor: runs a model's graph (and subgraphs) in topological order, freeing each value after
+// its last use. Each node is placed once, at plan time, on the requested backend when that
+// backend supports it and on the cpu otherwise (backends/placement.h); inputs that live on the
+// other device are moved before the node runs, initializers are uploaded once, and graph outputs
+// come back to the host. Kernels are created once per node, before the first run, so an
 // unsupported op fails up front (UnsupportedError naming node, op and opset).
 #pragma once
 #include <functional>
@@ -12,17 +15,18 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "ir/shape_inference/shape_inference.h"
 
 namespace mcc::backends {
 
 struct ExecOptions {
   int threads = 0;                 // 0 = all cores (process-wide pool, see ThreadPool)
-  const Backend* backend = nullptr;  // nullptr = cpu
+  const Backend* backend = nullptr;  // requested backend; nullptr = cpu
   bool keep_all_values = false;    // do not free intermediates (per-layer comparison)
   bool profile = false;            // accumulate wall time per node (see Executor::node_times)
-  /// Fuse kernels on the cpu backend (Conv with a following per-channel Add, BatchNormalization
-  /// and activation). Never while an observer is set or keep_all_values is on, since the fused
-  /// intermediates are not produced.
+  /// Use the fused kernels backends offer (Backend::fuse; the cpu backend fuses a Conv with a
+  /// following per-channel Add, BatchNormalization and activation). Never while an observer is
+  /// set or keep_all_values is on, since the fused intermediates are not produced.
   bool fuse = true;
 };
 
@@ -30,6 +34,8 @@ struct ExecOptions {
 struct Scope {
   const Scope* parent = nullptr;
   std::unordered_map<const ir::Value*, RValue> values;
+  /// Copies of values on the other device (host <-> the requested backend's device).
+  std::unordered_map<const ir::Value*, RValue> copies;
   const RValue* find(const ir::Value* v) const;
 };
 
@@ -54,12 +60,27 @@ class Executor {
   const std::vector<NodeTime>& node_times() const { return node_times_; }
   /// A zero-filled tensor, reusing a released buffer of the same size when one is pooled.
   ir::Tensor allocate(ir::DType dt, std::vector<int64_t> dims);
+  /// The requested backend (nodes it does not support run on the cpu).
   const Backend& backend() const { return *backend_; }
   int threads() const;
 
+  /// What moving data between devices and falling back cost so far (all runs).
+  struct Stats {
+    int64_t nodes_on_requested = 0, nodes_on_cpu = 0;  // planned, every graph (per plan, not per run)
+    int64_t transfers = 0, transfer_bytes = 0;         // tensors moved at run time
+    int64_t initializer_uploads = 0, initializer_bytes = 0;
+    double transfer_seconds = 0;
+  };
+  const Stats& stats() const { return stats_; }
+  /// The backend node n was placed on (after the graph holding n was planned).
+  const Backend* placement_of(const ir::Node& n) const;
+
  private:
-  const Kernel& kernel_for(const ir::Node& n);
+  const Kernel& kernel_for(const ir::Node& n, const Backend& b);
   void prepare(const ir::Graph& g);
+  /// v's value on device `want` (moving it there once per scope; initializers once per executor).
+  const RValue* on_device(Scope& scope, const ir::Value* v, const RValue* rv, const ir::Device& want);
+  RValue to_host(const RValue& rv);
 
   const ir::Model& model_;
   ExecOptions opts_;
@@ -72,13 +93,20 @@ class Executor {
   // With fusion, fused[i] (when set) runs instead of node i and produces fused_out[i]; nodes
   // with skip[i] are done by an earlier fused kernel (their release lists still apply).
   struct GraphPlan {
+    std::vector<const Backend*> backends;
+    std::vector<std::vector<size_t>> host_inputs;
     std::vector<const Kernel*> kernels;
     std::vector<std::vector<const ir::Value*>> release_after;
     std::vector<const Kernel*> fused;
     std::vector<const ir::Value*> fused_out;
     std::vector<char> skip;
   };
+  void plan_fusion(const ir::Graph& g, GraphPlan& plan);
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;
+  std::unique_ptr<ir::ShapeInference> types_;  // plan-time element types (non-cpu backends only)
+  std::unordered_map<const ir::Node*, const Backend*> placement_;
+  std::unordered_map<const ir::Value*, RValue> device_initializers_;
+  Stats stats_;
   Observer observer_;
   std::vector<NodeTime> node_times_;
   std::unordered_map<const ir::Node*, size_t> node_time_index_;

@@ -5,7 +5,7 @@
 #include "backends/executor.h"
 
 namespace mcc::cli {
-/// Resolves --backend: "cpu" always; "cuda" throws BackendError (exit 5) when this build has no
-/// cuda backend or the machine has no GPU; anything else throws UsageError.
+/// Resolves --backend through the backend registry: UsageError (exit 2) for an unknown name,
+/// BackendError (exit 5) for a backend that cannot run here (no cuda in this build, no GPU).
 backends::ExecOptions exec_options(const std::string& backend, int threads);
 }  // namespace mcc::cli

@@ -1,5 +1,7 @@
-// mcc inspect MODEL [--json] [--dump]: what a model holds (opsets, I/O, op histogram, parameters
-// by dtype, sparsity, quantized tensors, external data, subgraphs, metadata), or its IR as text.
+// mcc inspect MODEL [--json] [--dump] [--backend NAME]: what a model holds (opsets, I/O, op
+// histogram, parameters by dtype, sparsity, quantized tensors, external data, subgraphs, metadata),
+// or its IR as text; with --backend, also where each node would run on that backend (planned
+// without a device, so `--backend cuda` works on a machine without a GPU).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -8,12 +10,15 @@
 #include "cli/commands.h"
 #include "cli/file_util.h"
 #include "cli/model_summary.h"
+#include "cli/placement_report.h"
+#include "backends/backend_registry.h"
 #include "ir/printer.h"
 
 namespace mcc::cli {
 
 struct InspectOptions {
   std::string input;
+  std::string backend;  // empty: no placement section
   bool json = false, dump = false;
 };
 
@@ -25,9 +30,16 @@ int run_inspect(const InspectOptions& o) {
     else std::cout << text;
     return 0;
   }
-  const auto summary = summarize_model(in.model, o.input, in.size);
+  auto summary = summarize_model(in.model, o.input, in.size);
+  std::string placement_text;
+  if (!o.backend.empty()) {
+    const auto& b = backends::find_backend(o.backend, /*allow_unavailable=*/true);
+    const auto report = backends::plan_placement(in.model, b);
+    summary["placement"] = placement_json(report);
+    placement_text = render_placement(report);
+  }
   if (o.json) std::cout << summary.dump(2) << "\n";
-  else std::cout << render_summary(summary);
+  else std::cout << render_summary(summary) << placement_text;
   return 0;
 }
 
@@ -37,11 +49,15 @@ void add_inspect_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("model", opt->input, "Input .onnx file")->required();
   add_json_flag(sub, opt->json, "the summary");
   sub->add_flag("--dump", opt->dump, "Print the model as deterministic text IR instead of the summary");
+  sub->add_option("--backend", opt->backend,
+                  "Also report where each node would run on this backend and why nodes fall back to the cpu "
+                  "(planned only: no device needed)");
   sub->footer(
       "Examples:\n"
       "  mcc inspect model.onnx\n"
       "  mcc inspect model.onnx --json | python3 -m json.tool\n"
-      "  mcc inspect model.onnx --dump > model.ir.txt");
+      "  mcc inspect model.onnx --dump > model.ir.txt\n"
+      "  mcc inspect model.onnx --backend cuda --json   # placement, no GPU needed");
   sub->callback([opt, &slot] { slot.set([opt] { return run_inspect(*opt); }); });
 }
 

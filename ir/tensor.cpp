@@ -177,10 +177,29 @@ Tensor Tensor::from_strings(std::vector<int64_t> dims, std::vector<std::string> 
 
 std::span<const std::byte> Tensor::bytes() const {
   if (!buf_) return {};
-  return {buf_->data(), buf_->size()};
+  return {raw(), buf_->size()};
 }
-const std::byte* Tensor::raw() const { return buf_ ? buf_->data() : nullptr; }
-std::byte* Tensor::mutable_raw() { return buf_ ? buf_->mutable_data() : nullptr; }
+std::string Device::name() const {
+  return is_host() ? std::string("host") : "cuda:" + std::to_string(ordinal);
+}
+
+namespace {
+[[noreturn]] void device_bytes_read(const Buffer& b) {
+  throw InternalError("tensor bytes live on " + b.device().name() +
+                      "; a host kernel was handed a device tensor without a transfer");
+}
+}  // namespace
+
+const std::byte* Tensor::raw() const {
+  if (!buf_) return nullptr;
+  if (!buf_->device().is_host()) [[unlikely]] device_bytes_read(*buf_);
+  return buf_->data();
+}
+std::byte* Tensor::mutable_raw() {
+  if (!buf_) return nullptr;
+  if (!buf_->device().is_host()) [[unlikely]] device_bytes_read(*buf_);
+  return buf_->mutable_data();
+}
 
 const std::vector<std::string>& Tensor::strings() const {
   static const std::vector<std::string> kEmpty;
@@ -202,7 +221,7 @@ Tensor Tensor::clone() const {
   Tensor t = *this;
   if (buf_) {
     t.buf_ = make_owned_buffer(buf_->size());
-    if (buf_->size()) std::memcpy(t.buf_->mutable_data(), buf_->data(), buf_->size());
+    if (buf_->size()) std::memcpy(t.buf_->mutable_data(), raw(), buf_->size());
   }
   if (strings_) t.strings_ = std::make_shared<std::vector<std::string>>(*strings_);
   return t;

@@ -16,6 +16,19 @@
 
 namespace mcc::ir {
 
+/// Where a buffer's bytes live. Host bytes are read through Buffer::data(); the bytes of a device
+/// buffer are only addressable by the backend that allocated it (Tensor::raw() refuses them, so a
+/// host kernel handed a device tensor fails loudly instead of reading device addresses).
+enum class DeviceType : uint8_t { Host = 0, Cuda = 1 };
+struct Device {
+  DeviceType type = DeviceType::Host;
+  int ordinal = 0;
+  bool is_host() const { return type == DeviceType::Host; }
+  bool operator==(const Device&) const = default;
+  /// "host", "cuda:0".
+  std::string name() const;
+};
+
 /// Owned or mapped bytes. Implementations: an owned std::string (protobuf's raw_data is moved in,
 /// not copied), a read-only file mapping, or a slice of another buffer.
 class Buffer {
@@ -27,6 +40,11 @@ class Buffer {
   virtual std::byte* mutable_data() = 0;
   /// False for read-only (mapped) buffers.
   virtual bool writable() const { return true; }
+  /// Where the bytes live (host unless a backend allocated device memory).
+  Device device() const { return device_; }
+
+ protected:
+  Device device_{};
 };
 
 /// A buffer that owns its bytes in a std::string (so protobuf strings can be moved in).
@@ -84,8 +102,14 @@ class Tensor {
     check_type(dtype_of<T>());
     return {reinterpret_cast<T*>(mutable_raw()), static_cast<size_t>(numel())};
   }
+  /// Host bytes; throws InternalError when the tensor lives on a device.
   const std::byte* raw() const;
   std::byte* mutable_raw();
+  /// Where the bytes live (host for string and undefined tensors).
+  Device device() const { return buf_ ? buf_->device() : Device{}; }
+  /// The bytes' address on whatever device holds them (device kernels and transfers only).
+  const void* device_data() const { return buf_ ? buf_->data() : nullptr; }
+  void* mutable_device_data() { return buf_ ? buf_->mutable_data() : nullptr; }
   const std::vector<std::string>& strings() const;
   std::vector<std::string>& mutable_strings();
   const std::shared_ptr<Buffer>& buffer() const { return buf_; }

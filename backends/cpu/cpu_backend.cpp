@@ -1,4 +1,5 @@
 // The cpu backend: Eigen kernels looked up in one registry filled by the family registrations.
+#include "backends/cpu/kernels/conv_fusion.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/executor.h"
 
@@ -9,7 +10,11 @@ class CpuBackend final : public Backend {
  public:
   CpuBackend() { cpu::register_all(registry_); }
   std::string_view name() const override { return "cpu"; }
-  bool supports(const ir::Node& n) const override { return registry_.find(n) != nullptr; }
+  Support supports(const ir::Node& n, std::span<const ir::DType>) const override {
+    if (registry_.find(n)) return Support::yes();
+    return Support::no("the cpu backend has no kernel for " + n.op_type + " at opset " + std::to_string(n.since_version));
+  }
+  std::optional<FusedKernel> fuse(const ir::Node& n) const override { return cpu::fuse_conv(n); }
   Kernel create_kernel(const ir::Node& n) const override {
     const KernelFactory* f = registry_.find(n);
     if (!f) {

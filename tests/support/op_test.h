@@ -1,6 +1,9 @@
 // One-node kernel tests (ORT OpTester style): OpTest builds a model holding a single node whose
 // present inputs are graph inputs, runs it on the cpu backend with a fixed thread count and
 // returns the outputs. Tensor factories, values() and dtype-aware comparisons come with it.
+// Cross-backend (ggml's test-backend-ops idea): every run is repeated on each other available
+// backend (the cuda backend, emulated on the host in the test build) and its outputs are checked
+// against the cpu's at dtype-aware tolerances (backend_tol) whenever that backend took the node.
 //
 //   auto y = test::OpTest("Resize", 13).s("mode", "linear").in(x).none().in(test::vec<float>({1, 1, 2, 2})).run1();
 //   test::check_tensor(y, {1, 1, 4, 4}, {...});
@@ -18,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend_registry.h"
 #include "backends/executor.h"
 #include "ir/graph.h"
 
@@ -83,42 +87,25 @@ class OpTest {
   OpTest& ts(std::string n, std::vector<ir::Tensor> v) { return attr(attr_ts(std::move(n), std::move(v))); }
   OpTest& gs(std::string n, std::vector<std::shared_ptr<ir::Graph>> v) { return attr(attr_gs(std::move(n), std::move(v))); }
 
-  /// Runs the node and returns every output as a runtime value.
-  std::vector<RValue> run_values() const {
-    ir::Model m;
-    m.ir_version = 8;
-    m.opset_imports = {{domain_, opset_}};
-    if (!domain_.empty()) m.opset_imports.push_back({"", onnx_opset_});
-    m.graph = std::make_unique<ir::Graph>();
-    ir::Graph& g = *m.graph;
-    std::vector<ir::Value*> ins;
-    std::vector<std::pair<std::string, RValue>> feeds;
-    for (size_t k = 0; k < inputs_.size(); ++k) {
-      if (!inputs_[k].defined()) {
-        ins.push_back(nullptr);
-        continue;
-      }
-      ir::Value& v = g.add_value("in" + std::to_string(k));
-      if (inputs_[k].kind == RValue::Kind::Tensor) v.dtype = inputs_[k].tensor.dtype();
-      v.is_graph_input = true;
-      g.inputs.push_back(&v);
-      ins.push_back(&v);
-      feeds.emplace_back(v.name, inputs_[k]);
-    }
-    std::vector<std::string> outs;
-    for (int k = 0; k < num_outputs_; ++k) outs.push_back("out" + std::to_string(k));
-    ir::Node& n = g.add_node(op_, domain_, "node", ins, outs);
-    n.since_version = opset_;
-    for (const auto& a : attrs_) {
-      adopt_subgraphs(a, g);
-      n.set_attr(a);
-    }
-    for (ir::Value* o : n.outputs) g.outputs.push_back(o);
-    backends::ExecOptions opts;
-    opts.threads = threads_;
-    backends::Executor ex(m, opts);
-    return ex.run(feeds);
+  /// Skip the cross-backend repetition (nodes whose outputs are not a function of the inputs).
+  OpTest& cpu_only() {
+    cross_backend_ = false;
+    return *this;
   }
+
+  /// What one run on a backend gave: the outputs, the backend the node was placed on, the
+  /// executor's transfer counts.
+  struct BackendRun {
+    std::vector<RValue> outputs;
+    std::string placed_on;
+    backends::Executor::Stats stats;
+  };
+  /// Runs the node with `b` requested (nodes b does not support run on the cpu).
+  BackendRun run_on(const backends::Backend& b) const;
+
+  /// Runs the node on the cpu and returns every output as a runtime value; repeats the run on
+  /// every other available backend and checks its outputs against the cpu's.
+  std::vector<RValue> run_values() const;
   /// Runs the node and returns its outputs as tensors (undefined for non-tensor outputs).
   std::vector<ir::Tensor> run() const {
     std::vector<ir::Tensor> res;
@@ -143,6 +130,7 @@ class OpTest {
   std::vector<RValue> inputs_;
   int num_outputs_ = 1;
   int threads_ = 2;
+  bool cross_backend_ = true;
   std::vector<ir::Attribute> attrs_;
 };
 
@@ -290,6 +278,108 @@ inline void check_tensor(const ir::Tensor& t, const std::vector<int64_t>& dims, 
     else if (std::isinf(want[k])) CHECK(got[k] == want[k]);
     else CHECK(std::fabs(got[k] - want[k]) <= tl.atol + tl.rtol * std::fabs(want[k]));
   }
+}
+
+// ------------------------------------------------------------------------------------ cross-backend
+
+/// Tolerance of a backend's output against the cpu's: f32 1e-4 relative + 1e-4 absolute (other
+/// summation orders, fused multiply-adds), f16 1e-2, bf16 2e-2, integers and bool exact.
+inline Tol backend_tol(ir::DType dt) {
+  switch (dt) {
+    case ir::DType::F32:
+    case ir::DType::F64: return {1e-4, 1e-4};
+    case ir::DType::F16: return {1e-2, 1e-2};
+    case ir::DType::BF16: return {2e-2, 2e-2};
+    default: return {0, 0};
+  }
+}
+
+/// Checks a backend's outputs against the cpu's: same kinds, dtypes and dims, values within
+/// backend_tol.
+inline void check_same_outputs(const std::vector<RValue>& want, const std::vector<RValue>& got, const std::string& backend,
+                               const std::string& op) {
+  INFO("op " << op << " on backend " << backend << " against cpu");
+  REQUIRE(got.size() == want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    INFO("output " << k);
+    REQUIRE(got[k].kind == want[k].kind);
+    if (want[k].kind != RValue::Kind::Tensor) continue;
+    const ir::Tensor& w = want[k].tensor;
+    const ir::Tensor& g = got[k].tensor;
+    CHECK(g.device().is_host());
+    REQUIRE(g.dtype() == w.dtype());
+    REQUIRE(g.dims() == w.dims());
+    if (w.dtype() == ir::DType::String) {
+      CHECK(g.strings() == w.strings());
+      continue;
+    }
+    const Tol tl = backend_tol(w.dtype());
+    const auto gv = values(g), wv = values(w);
+    bool ok = close(gv, wv, tl.rtol, tl.atol);
+    if (!ok) {
+      size_t bad = 0;
+      while (bad < wv.size() && close({gv[bad]}, {wv[bad]}, tl.rtol, tl.atol)) ++bad;
+      INFO("first difference at element " << bad << ": " << (bad < gv.size() ? gv[bad] : 0.0) << " vs cpu "
+                                          << (bad < wv.size() ? wv[bad] : 0.0));
+      CHECK(ok);
+    }
+  }
+}
+
+inline OpTest::BackendRun OpTest::run_on(const backends::Backend& b) const {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{domain_, opset_}};
+  if (!domain_.empty()) m.opset_imports.push_back({"", onnx_opset_});
+  m.graph = std::make_unique<ir::Graph>();
+  ir::Graph& g = *m.graph;
+  std::vector<ir::Value*> ins;
+  std::vector<std::pair<std::string, RValue>> feeds;
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    if (!inputs_[k].defined()) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    ir::Value& v = g.add_value("in" + std::to_string(k));
+    if (inputs_[k].kind == RValue::Kind::Tensor) {
+      v.dtype = inputs_[k].tensor.dtype();
+      v.shape = ir::Shape::of(inputs_[k].tensor.dims());
+    }
+    v.is_graph_input = true;
+    g.inputs.push_back(&v);
+    ins.push_back(&v);
+    feeds.emplace_back(v.name, inputs_[k]);
+  }
+  std::vector<std::string> outs;
+  for (int k = 0; k < num_outputs_; ++k) outs.push_back("out" + std::to_string(k));
+  ir::Node& n = g.add_node(op_, domain_, "node", ins, outs);
+  n.since_version = opset_;
+  for (const auto& a : attrs_) {
+    adopt_subgraphs(a, g);
+    n.set_attr(a);
+  }
+  for (ir::Value* o : n.outputs) g.outputs.push_back(o);
+  backends::ExecOptions opts;
+  opts.threads = threads_;
+  opts.backend = &b;
+  backends::Executor ex(m, opts);
+  BackendRun r;
+  r.outputs = ex.run(feeds);
+  r.placed_on = std::string(ex.placement_of(n)->name());
+  r.stats = ex.stats();
+  return r;
+}
+
+inline std::vector<RValue> OpTest::run_values() const {
+  BackendRun ref = run_on(backends::cpu_backend());
+  if (!cross_backend_) return std::move(ref.outputs);
+  for (const backends::Backend* b : backends::available_backends()) {
+    if (b == &backends::cpu_backend()) continue;
+    BackendRun other = run_on(*b);
+    if (other.placed_on == "cpu") continue;  // fell back: the cpu kernel ran again
+    check_same_outputs(ref.outputs, other.outputs, std::string(b->name()), op_);
+  }
+  return std::move(ref.outputs);
 }
 
 }  // namespace mcc::test

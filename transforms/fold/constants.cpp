@@ -135,7 +135,7 @@ class ConstantFolder {
       for (const ir::Value* v : n.inputs) vals.push_back(v ? backends::RValue::of(*v->initializer) : backends::RValue::none());
       std::vector<const backends::RValue*> ptrs;
       for (size_t i = 0; i < n.inputs.size(); ++i) ptrs.push_back(n.inputs[i] ? &vals[i] : nullptr);
-      backends::KernelContext kc(n, std::move(ptrs), *exec_);
+      backends::KernelContext kc(n, std::move(ptrs), *exec_, backends::cpu_backend());
       k(kc);
       for (size_t i = 0; i < n.outputs.size(); ++i) {
         auto& rv = kc.outputs()[i];

@@ -1,9 +1,10 @@
 // Kernel-level fusion for the cpu backend: a Conv followed by nodes whose work fits in the
 // conv's output loop (a per-channel constant Add, an inference BatchNormalization folded into the
 // weights, then one activation: Relu, Clip, Sigmoid, SiLU as Sigmoid->Mul(x, sigmoid(x)),
-// LeakyRelu, HardSigmoid, HardSwish). The graph is not changed: the executor runs the fused
-// kernel at the conv's position, skips the absorbed nodes and stores the kernel's output as the
-// last absorbed node's output. Only f32 convs are fused.
+// LeakyRelu, HardSigmoid, HardSwish). The graph is not changed: the cpu backend offers the fusion
+// through Backend::fuse; the executor runs the fused kernel at the conv's position, skips the
+// absorbed nodes and stores the kernel's output as the last absorbed node's output. Only f32
+// convs are fused.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -24,13 +25,6 @@ struct Epilogue {
 /// rows x cols values at y (row stride ld): y += bias[r] (bias may be null), then the activation.
 template <class T>
 void apply_epilogue(T* y, int64_t rows, int64_t cols, int64_t ld, const T* bias, const Epilogue& e);
-
-/// A fused kernel and the nodes it stands for.
-struct FusedKernel {
-  Kernel kernel;                          // runs at the first node's position, as that node
-  std::vector<const ir::Node*> absorbed;  // later nodes whose work the kernel does (skipped)
-  const ir::Value* output = nullptr;      // the value the kernel's output 0 is
-};
 
 /// The fusion starting at `n` (a Conv), or nullopt when nothing can be absorbed. A value is
 /// absorbed only when its single reader is the next node of the chain in the same graph and it is
