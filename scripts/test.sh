@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds mcc and runs the whole test suite with ctest (labels: unit, roundtrip, conformance, and
-# large when the disk has room), then prints the pass counts of each suite.
+# Builds mcc and runs the whole test suite with ctest (labels: unit, cuda-emulated, roundtrip,
+# conformance, gpu when nvidia-smi sees a GPU, and large when the disk has room), then prints the
+# pass counts of each suite.
 # MCC_TEST_LABELS="unit|roundtrip" restricts the labels (a ctest -L regex).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,7 +11,12 @@ build="${MCC_BUILD_DIR:-$root/build}"
 
 labels="${MCC_TEST_LABELS:-}"
 if [ -z "$labels" ]; then
-  labels="unit|roundtrip|conformance"
+  labels="unit|cuda-emulated|roundtrip|conformance"
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+    labels="$labels|gpu"
+  else
+    echo "test: ==== the 'gpu' suite is NOT run: no GPU here (nvidia-smi absent or failing) ===="
+  fi
   free_gb=$(df -Pk "$build" | awk 'NR==2 {print int($4 / 1048576)}')
   if [ "${free_gb:-0}" -ge 10 ]; then
     labels="$labels|large"
