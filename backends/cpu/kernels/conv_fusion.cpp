@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "backends/cpu/kernels/conv_util.h"
+#include "backends/fusion_match.h"
 #include "ir/errors.h"
 #include "ir/op_attrs.h"
 
@@ -60,34 +61,7 @@ template void apply_epilogue<int32_t>(int32_t*, int64_t, int64_t, int64_t, const
 
 namespace {
 
-bool is_graph_output(const ir::Value* v) {
-  const auto& outs = v->owner->outputs;
-  return std::find(outs.begin(), outs.end(), v) != outs.end();
-}
-
-// The single reader of v in v's graph, or null (several readers, a subgraph capture, a graph
-// output).
-const ir::Node* only_reader(const ir::Value* v) {
-  if (!v || v->uses.size() != 1 || is_graph_output(v)) return nullptr;
-  const ir::Node* u = v->uses[0].user;
-  return u->owner == v->owner ? u : nullptr;
-}
-
-bool one_output(const ir::Node& n) {
-  if (n.outputs.empty() || !n.outputs[0]) return false;
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i]) return false;
-  return true;
-}
-
-// An f32 initializer, or the `value` tensor of the Constant node producing v.
-const ir::Tensor* f32_constant(const ir::Value* v) {
-  if (!v) return nullptr;
-  const ir::Tensor* t = v->initializer ? &*v->initializer : nullptr;
-  if (!t && v->producer && v->producer->is("Constant") && v->producer->owner == v->owner)
-    t = v->producer->attr_tensor("value");
-  return t && t->dtype() == ir::DType::F32 ? t : nullptr;
-}
+const ir::Tensor* f32_constant(const ir::Value* v) { return constant_of(v, ir::DType::F32); }
 
 // Per-channel values of a constant added to an [N, M, spatial...] tensor of rank R: the
 // constant broadcasts along every dim but the channel one (and keeps the shape).
@@ -107,58 +81,24 @@ std::optional<std::vector<double>> per_channel(const ir::Tensor& t, int64_t M, s
   return out;
 }
 
-// The activation reading v alone (or the Sigmoid->Mul pair), with the value it produces.
+// The activation reading v alone (or the Sigmoid->Mul pair), with the nodes it absorbs.
 std::optional<std::pair<Epilogue, std::vector<const ir::Node*>>> activation_after(const ir::Value* v) {
+  auto m = match_activation(v, ir::DType::F32);
+  if (!m) return std::nullopt;
+  using A = ActivationMatch::Act;
   Epilogue e;
-  if (v->uses.size() == 2 && !is_graph_output(v)) {  // SiLU: Mul(v, Sigmoid(v))
-    const ir::Node* a = v->uses[0].user;
-    const ir::Node* b = v->uses[1].user;
-    if (b->is("Sigmoid")) std::swap(a, b);
-    if (!a->is("Sigmoid") || !b->is("Mul") || a->owner != v->owner || b->owner != v->owner ||
-        !one_output(*a) || !one_output(*b) || a->inputs.size() != 1 || b->inputs.size() != 2)
-      return std::nullopt;
-    const ir::Value* s = a->outputs[0];
-    if (only_reader(s) != b) return std::nullopt;
-    if (!((b->inputs[0] == v && b->inputs[1] == s) || (b->inputs[0] == s && b->inputs[1] == v)))
-      return std::nullopt;
-    e.act = Epilogue::Act::SiLU;
-    return std::make_pair(e, std::vector<const ir::Node*>{a, b});
+  switch (m->act) {
+    case A::Relu: e.act = Epilogue::Act::Relu; break;
+    case A::Clip: e.act = Epilogue::Act::Clip; break;
+    case A::Sigmoid: e.act = Epilogue::Act::Sigmoid; break;
+    case A::SiLU: e.act = Epilogue::Act::SiLU; break;
+    case A::LeakyRelu: e.act = Epilogue::Act::LeakyRelu; break;
+    case A::HardSigmoid: e.act = Epilogue::Act::HardSigmoid; break;
+    case A::HardSwish: e.act = Epilogue::Act::HardSwish; break;
   }
-  const ir::Node* u = only_reader(v);
-  if (!u || !one_output(*u) || u->inputs.empty() || u->inputs[0] != v) return std::nullopt;
-  if (u->is("Relu")) {
-    e.act = Epilogue::Act::Relu;
-  } else if (u->is("Sigmoid")) {
-    e.act = Epilogue::Act::Sigmoid;
-  } else if (u->is("LeakyRelu")) {
-    e.act = Epilogue::Act::LeakyRelu;
-    e.alpha = u->attr_float("alpha", 0.01f);
-  } else if (u->is("HardSigmoid")) {
-    e.act = Epilogue::Act::HardSigmoid;
-    e.alpha = u->attr_float("alpha", 0.2f);
-    e.beta = u->attr_float("beta", 0.5f);
-  } else if (u->is("HardSwish")) {
-    e.act = Epilogue::Act::HardSwish;
-  } else if (u->is("Clip")) {
-    e.act = Epilogue::Act::Clip;
-    e.alpha = std::numeric_limits<float>::lowest();
-    e.beta = std::numeric_limits<float>::max();
-    if (u->since_version < 11) {
-      e.alpha = u->attr_float("min", e.alpha);
-      e.beta = u->attr_float("max", e.beta);
-    } else {
-      for (size_t i = 1; i < u->inputs.size() && i < 3; ++i) {
-        if (!u->inputs[i]) continue;
-        const ir::Tensor* t = f32_constant(u->inputs[i]);
-        if (!t || t->numel() != 1) return std::nullopt;
-        (i == 1 ? e.alpha : e.beta) = t->data<float>()[0];
-      }
-      if (u->inputs.size() > 3) return std::nullopt;
-    }
-  } else {
-    return std::nullopt;
-  }
-  return std::make_pair(e, std::vector<const ir::Node*>{u});
+  e.alpha = m->alpha;
+  e.beta = m->beta;
+  return std::make_pair(e, std::move(m->nodes));
 }
 
 }  // namespace
