@@ -20,7 +20,7 @@ std::string dims_text(const std::vector<int64_t>& d);
 
 Kernel make_gemm_kernel(const ir::Node& n, ::mcc::cuda::Activation act);
 Kernel make_conv_kernel(const ir::Node& n, ::mcc::cuda::Activation act);
-/// Whether the Conv/Gemm kernels take n (the same answer their NodeChecks give, for fusion).
+/// The Conv NodeCheck: empty when the Conv kernel takes n, else the reason.
 std::string conv_check(const ir::Node& n, std::span<const ir::DType> dtypes);
 
 void register_gemm(OpTable& t);
