@@ -1,0 +1,227 @@
+// Resize on the cuda backend, opsets 10, 11, 13, 18, 19+.
+//   modes: nearest (nearest_mode round_prefer_floor / round_prefer_ceil / floor / ceil; Resize-10
+//   takes floor when upsampling and ceil when downsampling) on any fixed-width type; linear on f32
+//   and f16 (f32 accumulation), N-d (every resized axis interpolates between 2 neighbours).
+//   coordinate_transformation_mode: half_pixel, half_pixel_symmetric, pytorch_half_pixel,
+//   align_corners, asymmetric, tf_half_pixel_for_nn; output from scales or sizes (host inputs).
+// The per-axis source coordinates are computed on the host in f64 with the cpu kernel's formulas
+// (backends/cpu/kernels/resize.cpp) and uploaded as tap tables; the kernel only gathers and mixes.
+// Declined: cubic, antialias, exclude_outside, axes, keep_aspect_ratio_policy other than stretch,
+//   tf_crop_and_resize, strings and sub-byte types, linear on other than f32/f16, rank above 8.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernels/kernel_util.h"
+#include "backends/cuda/kernels/resize.h"
+#include "backends/cuda/ops/data_movement.h"
+#include "ir/errors.h"
+
+namespace mcc::backends::cuda {
+namespace {
+
+using ir::Tensor;
+namespace dev = ::mcc::cuda;
+
+enum class Coord { HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN };
+enum class Nearest { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Simple };
+
+struct ResizeAttrs {
+  bool linear = false;
+  Coord coord = Coord::HalfPixel;
+  Nearest nearest = Nearest::RoundPreferFloor;
+};
+
+bool parse_coord(const std::string& s, Coord* c) {
+  static const std::pair<const char*, Coord> kModes[] = {
+      {"half_pixel", Coord::HalfPixel},       {"half_pixel_symmetric", Coord::HalfPixelSymmetric},
+      {"pytorch_half_pixel", Coord::PytorchHalfPixel}, {"align_corners", Coord::AlignCorners},
+      {"asymmetric", Coord::Asymmetric},      {"tf_half_pixel_for_nn", Coord::TfHalfPixelForNN}};
+  for (const auto& [name, m] : kModes)
+    if (s == name) return *c = m, true;
+  return false;
+}
+
+bool parse_nearest(const std::string& s, Nearest* m) {
+  static const std::pair<const char*, Nearest> kModes[] = {{"round_prefer_floor", Nearest::RoundPreferFloor},
+                                                           {"round_prefer_ceil", Nearest::RoundPreferCeil},
+                                                           {"floor", Nearest::Floor},
+                                                           {"ceil", Nearest::Ceil}};
+  for (const auto& [name, v] : kModes)
+    if (s == name) return *m = v, true;
+  return false;
+}
+
+std::string check_resize(const ir::Node& n, std::span<const ir::DType> dts) {
+  const std::string mode = n.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") return "Resize mode " + mode;
+  const NodeCheck types = mode == "linear" ? float_inputs({0}) : any_fixed_width({0});
+  if (std::string why = types(n, dts); !why.empty()) return why;
+  if (n.since_version < 11) return {};
+  Coord c;
+  Nearest m;
+  const std::string coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (!parse_coord(coord, &c)) return "coordinate_transformation_mode " + coord;
+  if (!parse_nearest(n.attr_string("nearest_mode", "round_prefer_floor"), &m)) return "nearest_mode";
+  if (n.attr_int("antialias", 0) != 0) return "antialias";
+  if (n.attr_int("exclude_outside", 0) != 0) return "exclude_outside";
+  if (n.has_attr("axes")) return "axes";
+  if (n.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch") return "keep_aspect_ratio_policy";
+  return {};
+}
+
+ResizeAttrs parse_attrs(const ir::Node& n) {
+  ResizeAttrs a;
+  a.linear = n.attr_string("mode", "nearest") == "linear";
+  if (n.since_version < 11) {
+    a.coord = Coord::Asymmetric;
+    a.nearest = Nearest::Simple;
+    return a;
+  }
+  parse_coord(n.attr_string("coordinate_transformation_mode", "half_pixel"), &a.coord);
+  parse_nearest(n.attr_string("nearest_mode", "round_prefer_floor"), &a.nearest);
+  return a;
+}
+
+/// Source coordinate of output coordinate y along an axis of in_w input elements (the cpu
+/// kernel's formulas, in f64 with the unrounded output width).
+double source_coord(Coord c, double y, double scale, double in_w, int64_t out) {
+  const double out_w = scale * in_w;
+  switch (c) {
+    case Coord::AlignCorners: return out_w == 1 ? 0.0 : y * (in_w - 1) / (out_w - 1);
+    case Coord::Asymmetric: return y / scale;
+    case Coord::PytorchHalfPixel: return out_w == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
+    case Coord::HalfPixel: return (y + 0.5) / scale - 0.5;
+    case Coord::TfHalfPixelForNN: return (y + 0.5) / scale;
+    case Coord::HalfPixelSymmetric: {
+      const double adjustment = static_cast<double>(out) / out_w;
+      return in_w / 2 * (1 - adjustment) + (y + 0.5) / scale - 0.5;
+    }
+  }
+  return 0.0;
+}
+
+/// Appends the taps of one axis (taps per output coordinate: 1 when nearest or not resized,
+/// else 2) to the tables; offsets are input indices times `stride`.
+int append_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, bool identity, int64_t stride,
+                std::vector<int64_t>& offsets, std::vector<float>& weights) {
+  auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  const int taps = identity || !a.linear ? 1 : 2;
+  for (int64_t o = 0; o < out; ++o) {
+    if (identity) {
+      offsets.push_back(o * stride);
+      weights.push_back(1.f);
+      continue;
+    }
+    const double x = source_coord(a.coord, static_cast<double>(o), scale, static_cast<double>(in), out);
+    const double fl = std::floor(x);
+    const bool integral = x == fl;
+    const double ratio = integral ? 1.0 : x - fl;
+    const int64_t base = static_cast<int64_t>(fl) - (integral ? 1 : 0);  // x = base + ratio
+    if (a.linear) {
+      offsets.push_back(clamp(base) * stride);
+      weights.push_back(static_cast<float>(1 - ratio));
+      offsets.push_back(clamp(base + 1) * stride);
+      weights.push_back(static_cast<float>(ratio));
+      continue;
+    }
+    int64_t i = 0;
+    if (a.nearest == Nearest::Simple) {
+      i = scale < 1 ? static_cast<int64_t>(std::ceil(x)) : static_cast<int64_t>(fl);
+    } else if (integral) {
+      i = static_cast<int64_t>(x);
+    } else {
+      const bool up = a.nearest == Nearest::Ceil || (a.nearest == Nearest::RoundPreferFloor && ratio > 0.5) ||
+                      (a.nearest == Nearest::RoundPreferCeil && ratio >= 0.5);
+      i = base + (up ? 1 : 0);
+    }
+    offsets.push_back(clamp(i) * stride);
+    weights.push_back(1.f);
+  }
+  return taps;
+}
+
+bool close_to(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
+
+/// Output dims and per-axis scales from the scales or sizes host input.
+void output_geometry(const KernelContext& ctx, const std::vector<int64_t>& in_dims, std::vector<int64_t>& out_dims,
+                     std::vector<double>& scale) {
+  const ir::Node& n = ctx.node();
+  const bool v11 = n.since_version >= 11;
+  const size_t si = v11 ? 2 : 1;
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  if (ctx.has_input(si) && ctx.in(si).numel() > 0)
+    for (float s : cpu::read_float_tensor(n, ctx.in(si), "scales")) scales.push_back(s);
+  if (v11 && ctx.has_input(3) && ctx.in(3).numel() > 0) sizes = cpu::read_int_tensor(n, ctx.in(3), "sizes");
+  if (scales.empty() == sizes.empty()) throw ModelError(n.describe() + ": exactly one of scales and sizes must be given");
+  const size_t rank = in_dims.size();
+  if ((!scales.empty() && scales.size() != rank) || (!sizes.empty() && sizes.size() != rank))
+    throw ModelError(n.describe() + ": scales or sizes need one value per input dim");
+  out_dims = in_dims;
+  scale.assign(rank, 1.0);
+  for (size_t d = 0; d < rank; ++d) {
+    if (!scales.empty()) {
+      if (!(scales[d] > 0)) throw ModelError(n.describe() + ": scales must be positive");
+      scale[d] = scales[d];
+      out_dims[d] = static_cast<int64_t>(scales[d] * static_cast<double>(in_dims[d]));
+    } else {
+      if (sizes[d] < 0) throw ModelError(n.describe() + ": sizes must not be negative");
+      if (in_dims[d] == 0) throw ModelError(n.describe() + ": cannot resize an empty axis to a size");
+      scale[d] = static_cast<double>(sizes[d]) / static_cast<double>(in_dims[d]);
+      out_dims[d] = sizes[d];
+    }
+  }
+}
+
+void run_resize(KernelContext& ctx, const ResizeAttrs& a) {
+  const ir::Node& n = ctx.node();
+  const Tensor& x = ctx.in(0);
+  const size_t rank = x.rank();
+  if (rank > static_cast<size_t>(dev::kMaxResizeRank))
+    throw ModelError(n.describe() + ": the cuda Resize handles rank <= 8");
+  std::vector<int64_t> out_dims;
+  std::vector<double> scale;
+  output_geometry(ctx, x.dims(), out_dims, scale);
+  Tensor& y = ctx.alloc_output(0, x.dtype(), out_dims);
+  if (y.numel() == 0) return;
+  if (x.numel() == 0) throw ModelError(n.describe() + ": cannot resize an empty input to a non-empty output");
+  const auto strides = cpu::contiguous_strides(x.dims());
+  dev::ResizeGeometry g;
+  g.rank = static_cast<int>(rank);
+  std::vector<int64_t> offsets;
+  std::vector<float> weights;
+  for (size_t d = 0; d < rank; ++d) {
+    const bool identity = close_to(scale[d], 1.0) && out_dims[d] == x.dims()[d];
+    g.out_dims[d] = out_dims[d];
+    g.table_start[d] = static_cast<int64_t>(offsets.size());
+    g.taps[d] = append_axis(a, x.dims()[d], out_dims[d], scale[d], identity, strides[d], offsets, weights);
+  }
+  const auto count = static_cast<int64_t>(offsets.size());
+  const Tensor dev_offsets = ctx.backend().upload(Tensor::from_vector<int64_t>({count}, offsets));
+  const auto* off = static_cast<const int64_t*>(dev_offsets.device_data());
+  if (!a.linear) {
+    dev::resize_nearest(x.device_data(), y.mutable_device_data(), g, off, elem_width(x.dtype()));
+    return;
+  }
+  const Tensor dev_weights = ctx.backend().upload(Tensor::from_vector<float>({count}, weights));
+  dev::resize_linear(x.device_data(), y.mutable_device_data(), g, off,
+                     static_cast<const float*>(dev_weights.device_data()),
+                     x.dtype() == ir::DType::F16 ? dev::ResizeElem::F16 : dev::ResizeElem::F32);
+}
+
+Kernel make_resize(const ir::Node& n) {
+  const ResizeAttrs a = parse_attrs(n);
+  return [a](KernelContext& ctx) { run_resize(ctx, a); };
+}
+
+}  // namespace
+
+void register_resize(OpTable& t) {
+  const NodeCheck check = all_of({check_resize, rank_at_most(0, 8)});
+  t.add("Resize", 10, 10, make_resize, check, {1});
+  t.add("Resize", 11, 0, make_resize, check, {1, 2, 3});
+}
+
+}  // namespace mcc::backends::cuda
