@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "backends/backend_registry.h"
 #include "backends/compare.h"
 #include "backends/executor.h"
 #include "backends/thread_pool.h"
@@ -65,7 +66,9 @@ NodeCaseResult run_in_process(const std::string& case_dir, const NodeCaseOptions
   NodeCaseResult r;
   try {
     ir::Model model = ir::load_model((fs::path(case_dir) / "model.onnx").string());
-    backends::Executor exec(model, backends::ExecOptions{1});
+    backends::ExecOptions eo{1};
+    if (opts.backend != "cpu") eo.backend = &backends::find_backend(opts.backend);
+    backends::Executor exec(model, eo);
     int sets = 0;
     std::vector<std::string> dirs;
     for (const auto& e : fs::directory_iterator(case_dir))
@@ -95,6 +98,7 @@ NodeCaseResult run_in_process(const std::string& case_dir, const NodeCaseOptions
     }
     if (sets == 0) { r.reason = "no test_data_set_N folder"; return r; }
     r.passed = true;
+    if (opts.backend != "cpu") r.nodes_on_backend = exec.stats().nodes_on_requested;
   } catch (const std::exception& e) {
     r.reason = one_line(e.what());
   }
@@ -112,7 +116,7 @@ NodeCaseResult run_node_case(const std::string& case_dir, const NodeCaseOptions&
     ::close(fds[0]);
     backends::ThreadPool::reset_after_fork(1);
     NodeCaseResult r = run_in_process(case_dir, opts);
-    std::string msg = (r.passed ? "P" : "F") + r.reason;
+    std::string msg = (r.passed ? "P" : "F") + std::to_string(r.nodes_on_backend) + "|" + r.reason;
     ssize_t off = 0;
     while (off < static_cast<ssize_t>(msg.size())) {
       ssize_t w = ::write(fds[1], msg.data() + off, msg.size() - static_cast<size_t>(off));
@@ -144,7 +148,9 @@ NodeCaseResult run_node_case(const std::string& case_dir, const NodeCaseOptions&
   ::close(fds[0]);
   if (WIFSIGNALED(status)) return {false, std::string("crashed with signal ") + strsignal(WTERMSIG(status))};
   if (msg.empty()) return {false, "child exited without a result (status " + std::to_string(status) + ")"};
-  return {msg[0] == 'P', msg.substr(1)};
+  const size_t bar = msg.find('|');
+  if (bar == std::string::npos) return {false, "child sent a malformed result"};
+  return {msg[0] == 'P', msg.substr(bar + 1), std::stoll(msg.substr(1, bar - 1))};
 }
 
 }  // namespace mcc::test

@@ -4,6 +4,10 @@
 //   node/test_abs                       expected to pass
 //   node/test_foo   atol=1e-5 rtol=1e-4 expected to pass with looser tolerances (say why in a comment)
 //   -node/test_bar  # reason            known failure, with the reason
+//   node/test_abs  backends=cpu,cuda    the backend column: also expected to pass on cuda with at
+//                                       least one node placed there (# cuda: reason when it fails)
+// Every case runs on the cpu and then on each other available backend (the cuda backend runs
+// emulated on the host in the test build); a backend that takes no node of a case is not counted.
 // An expected pass that fails fails the suite; a case that passes but is not listed is reported
 // so it can be added ("the count only grows"). Environment:
 //   MCC_NODE_FILTER=<regex>        run only matching cases (suite/case names)
@@ -17,7 +21,10 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
+
+#include "backends/backend_registry.h"
 
 #include "onnx_node/node_runner.h"
 #include "support/paths.h"
@@ -29,6 +36,7 @@ namespace {
 struct ManifestEntry {
   bool expect_pass = true;
   double atol = 1e-7, rtol = 1e-3;
+  std::set<std::string> backends{"cpu"};  // where it is expected to pass
   std::string reason;
 };
 
@@ -48,13 +56,46 @@ std::map<std::string, ManifestEntry> read_manifest(const fs::path& p) {
     while (ss >> opt) {
       if (opt.rfind("atol=", 0) == 0) e.atol = std::stod(opt.substr(5));
       if (opt.rfind("rtol=", 0) == 0) e.rtol = std::stod(opt.substr(5));
+      if (opt.rfind("backends=", 0) == 0) {
+        e.backends.clear();
+        std::stringstream bs(opt.substr(9));
+        for (std::string b; std::getline(bs, b, ',');) e.backends.insert(b);
+      }
     }
     m[name] = e;
   }
   return m;
 }
 
-struct SuiteCounts { int total = 0, passed = 0, expected = 0, regressions = 0, unlisted_passes = 0; };
+struct SuiteCounts {
+  int total = 0, passed = 0, expected = 0, regressions = 0, unlisted_passes = 0;
+  std::map<std::string, int> backend_passes, backend_ran;  // other backends: passes, cases with a node on them
+};
+
+// One case on the backends other than the cpu: names of those where it passed with a node placed
+// there, and the failure reasons of those where it ran and failed.
+struct OtherBackends {
+  std::set<std::string> passed;
+  std::map<std::string, std::string> failed;
+};
+OtherBackends run_other_backends(const fs::path& cdir, const mcc::test::NodeCaseOptions& base, SuiteCounts& c) {
+  OtherBackends o;
+  for (const mcc::backends::Backend* b : mcc::backends::available_backends()) {
+    if (b->name() == "cpu") continue;
+    mcc::test::NodeCaseOptions opts = base;
+    opts.backend = std::string(b->name());
+    const auto r = mcc::test::run_node_case(cdir.string(), opts);
+    if (r.passed && r.nodes_on_backend == 0) continue;  // nothing ran there
+    ++c.backend_ran[opts.backend];
+    if (r.passed) {
+      o.passed.insert(opts.backend);
+      ++c.backend_passes[opts.backend];
+    } else {
+      o.failed[opts.backend] = r.reason;
+    }
+  }
+  return o;
+}
 
 SuiteCounts run_suite(const fs::path& root, const std::vector<std::string>& groups, const fs::path& manifest_path,
                       const std::string& label) {
@@ -64,6 +105,7 @@ SuiteCounts run_suite(const fs::path& root, const std::vector<std::string>& grou
   const std::regex filter(filter_env ? filter_env : ".*");
   SuiteCounts c;
   std::map<std::string, std::pair<bool, std::string>> results;
+  std::map<std::string, OtherBackends> others;
   for (const auto& g : groups) {
     if (!fs::is_directory(root / g)) continue;
     std::vector<fs::path> cases;
@@ -82,6 +124,19 @@ SuiteCounts run_suite(const fs::path& root, const std::vector<std::string>& grou
       if (r.passed) ++c.passed;
       const bool expected = it != manifest.end() && it->second.expect_pass;
       if (expected) ++c.expected;
+      if (r.passed) {
+        const OtherBackends& o = others[name] = run_other_backends(cdir, opts, c);
+        const std::set<std::string> want = expected ? it->second.backends : std::set<std::string>{};
+        for (const auto& b : want)
+          if (b != "cpu" && !o.passed.count(b)) {
+            ++c.regressions;
+            std::fprintf(stderr, "  REGRESSION on %s %s: %s\n", b.c_str(), name.c_str(),
+                         o.failed.count(b) ? o.failed.at(b).c_str() : "no node ran there any more");
+          }
+        for (const auto& b : o.passed)
+          if (expected && !want.count(b))
+            std::fprintf(stderr, "  new pass on %s (add to %s): %s\n", b.c_str(), manifest_path.filename().c_str(), name.c_str());
+      }
       if (expected && !r.passed) {
         ++c.regressions;
         std::fprintf(stderr, "  REGRESSION %s: %s\n", name.c_str(), r.reason.c_str());
@@ -102,7 +157,14 @@ SuiteCounts run_suite(const fs::path& root, const std::vector<std::string>& grou
         f << n;
         if (it != manifest.end() && (it->second.atol != 1e-7 || it->second.rtol != 1e-3))
           f << " atol=" << it->second.atol << " rtol=" << it->second.rtol;
-        f << "\n";
+        const OtherBackends& o = others[n];
+        if (!o.passed.empty()) {
+          f << " backends=cpu";
+          for (const auto& b : o.passed) f << "," << b;
+        }
+        std::string why;
+        for (const auto& [b, reason] : o.failed) why += (why.empty() ? "  # " : "; ") + b + ": " + reason;
+        f << why << "\n";
       }
     for (const auto& [n, r] : results)
       if (!r.first) {
@@ -115,6 +177,9 @@ SuiteCounts run_suite(const fs::path& root, const std::vector<std::string>& grou
   }
   std::fprintf(stderr, "[conformance] %s: %d of %d cases pass on cpu (manifest expects %d; %d regressions, %d unlisted passes)\n",
                label.c_str(), c.passed, c.total, c.expected, c.regressions, c.unlisted_passes);
+  for (const auto& [b, ran] : c.backend_ran)
+    std::fprintf(stderr, "[conformance] %s: %d of the %d cases that placed a node on %s pass there\n", label.c_str(),
+                 c.backend_passes[b], ran, b.c_str());
   return c;
 }
 

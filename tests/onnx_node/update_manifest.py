@@ -65,8 +65,10 @@ def main():
             old = {l.split()[0] for l in open(out) if l.strip() and not l.startswith(("#", "-"))}
         lost = old - {p.split()[0] for p in passes}
         with open(out, "w") as f:
-            f.write("# %s\n# Expected passes on the cpu backend, one per line (optional atol=/rtol= overrides),\n"
-                    "# then known failures as '-suite/case  # reason'. Regenerate with update_manifest.py.\n" % HEADER[label])
+            f.write("# %s\n# Expected passes on the cpu backend, one per line (optional atol=/rtol= overrides; the\n"
+                    "# backend column backends=cpu,cuda: also passes on cuda with a node placed there, '# cuda: why'\n"
+                    "# when cuda ran it and failed), then known failures as '-suite/case  # reason'.\n"
+                    "# Regenerate with update_manifest.py.\n" % HEADER[label])
             f.write("# %d expected passes, %d known failures\n" % (len(passes), len(fails)))
             for p in passes:
                 f.write(p + "\n")
