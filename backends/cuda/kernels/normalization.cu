@@ -1,0 +1,91 @@
+// BatchNormalization and LayerNormalization kernels (see normalization.h). BatchNorm runs one
+// block per (n, c) plane, deriving the channel's affine once; LayerNorm one block per row with a
+// two-pass mean / variance through block_sum.
+#include "backends/cuda/kernels/normalization.h"
+
+#include <cstdint>
+
+#include "backends/cuda/runtime/launch.h"
+
+namespace mcc::cuda {
+namespace {
+
+MCC_HD inline float load_param(ParamRef r, int64_t i) {
+  if (r.type == ElemType::F16) return to_float(static_cast<const half_t*>(r.p)[i]);
+  return static_cast<const float*>(r.p)[i];
+}
+
+int block_threads(int64_t len) {
+  const int64_t t = (len + 31) / 32 * 32;
+  return static_cast<int>(t < 32 ? 32 : (t > 256 ? 256 : t));
+}
+
+template <class T>
+void batch_norm_t(const T* x, T* y, int64_t batch, int64_t channels, int64_t spatial, ParamRef scale,
+                  ParamRef bias, ParamRef mean, ParamRef var, float eps) {
+  for_each_block(batch * channels, block_threads(spatial), [=] MCC_DEVICE(BlockCtx c) {
+    const int64_t ch = c.block % channels;
+    const float a = static_cast<float>(static_cast<double>(load_param(scale, ch)) /
+                                       sqrt(static_cast<double>(load_param(var, ch)) + static_cast<double>(eps)));
+    const float b = static_cast<float>(static_cast<double>(load_param(bias, ch)) -
+                                       static_cast<double>(load_param(mean, ch)) * static_cast<double>(a));
+    const T* xs = x + c.block * spatial;
+    T* ys = y + c.block * spatial;
+    for (int64_t j = c.thread; j < spatial; j += c.threads) ys[j] = from_float<T>(to_float(xs[j]) * a + b);
+  });
+}
+
+template <class T>
+void layer_norm_t(const T* x, T* y, int64_t rows, int64_t len, ParamRef scale, Shape8 ss, ParamRef bias,
+                  Shape8 bs, float eps, float* mean_out, float* inv_out) {
+  for_each_block(rows, block_threads(len), [=] MCC_DEVICE(BlockCtx c) {
+    const T* xr = x + c.block * len;
+    T* yr = y + c.block * len;
+    float s = 0.f;
+    for (int64_t j = c.thread; j < len; j += c.threads) s += to_float(xr[j]);
+    const float mean = len > 0 ? block_sum(s, c) / static_cast<float>(len) : 0.f;
+    float ss2 = 0.f;
+    for (int64_t j = c.thread; j < len; j += c.threads) {
+      const float d = to_float(xr[j]) - mean;
+      ss2 += d * d;
+    }
+    const float var = len > 0 ? block_sum(ss2, c) / static_cast<float>(len) : 0.f;
+    const float inv = 1.f / sqrtf(var + eps);
+    for (int64_t j = c.thread; j < len; j += c.threads) {
+      const float g = load_param(scale, strided_offset(ss, j));
+      const float b = bias.p ? load_param(bias, strided_offset(bs, j)) : 0.f;
+      yr[j] = from_float<T>((to_float(xr[j]) - mean) * inv * g + b);
+    }
+    if (c.thread == 0) {
+      if (mean_out) mean_out[c.block] = mean;
+      if (inv_out) inv_out[c.block] = inv;
+    }
+  });
+}
+
+}  // namespace
+
+void batch_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t channels, int64_t spatial,
+                ParamRef scale, ParamRef bias, ParamRef mean, ParamRef var, float eps) {
+  if (batch * channels * spatial <= 0) return;
+  if (type == ElemType::F16)
+    batch_norm_t(static_cast<const half_t*>(x), static_cast<half_t*>(y), batch, channels, spatial, scale, bias,
+                 mean, var, eps);
+  else
+    batch_norm_t(static_cast<const float*>(x), static_cast<float*>(y), batch, channels, spatial, scale, bias, mean,
+                 var, eps);
+}
+
+void layer_norm(ElemType type, const void* x, void* y, int64_t rows, int64_t len, ParamRef scale,
+                const Shape8& scale_s, ParamRef bias, const Shape8& bias_s, float eps, float* mean_out,
+                float* inv_out) {
+  if (rows <= 0) return;
+  if (type == ElemType::F16)
+    layer_norm_t(static_cast<const half_t*>(x), static_cast<half_t*>(y), rows, len, scale, scale_s, bias, bias_s,
+                 eps, mean_out, inv_out);
+  else
+    layer_norm_t(static_cast<const float*>(x), static_cast<float*>(y), rows, len, scale, scale_s, bias, bias_s,
+                 eps, mean_out, inv_out);
+}
+
+}  // namespace mcc::cuda
