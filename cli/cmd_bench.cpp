@@ -1,6 +1,7 @@
 // mcc bench: latency and throughput of a model on a backend: warm-up runs, then N timed runs on
 // the same inputs (a data folder's first sample or seeded random inputs); prints median, p90,
-// mean, min and max latency, throughput, thread count and peak RSS.
+// mean, min and max latency, throughput, thread count and peak RSS; on a backend other than the
+// cpu also the node placement (cpu fallbacks with reasons) and the measured transfers.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/executor.h"
+#include "cli/bench_device_stats.h"
 #include "cli/backend_select.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
@@ -75,6 +77,8 @@ int run_bench(const BenchOptions& o) {
                            {"min_ms", sorted.front()}, {"max_ms", sorted.back()},
                            {"throughput_per_s", 1000.0 / pct(0.5)}, {"peak_rss_mb", peak_mb}};
   if (o.raw) j["runs_ms"] = ms;
+  const bool on_device = &exec.backend() != &backends::cpu_backend();
+  if (on_device) j.update(bench_device_stats(exec, o.warmup + o.runs));
   if (o.profile_top > 0) {
     // Time per op type and the slowest nodes, averaged over warm-up and timed runs.
     const double runs = static_cast<double>(o.warmup + o.runs);
@@ -108,6 +112,7 @@ int run_bench(const BenchOptions& o) {
     std::printf("latency ms: median %.3f  p90 %.3f  mean %.3f  min %.3f  max %.3f\n", pct(0.5), pct(0.9), mean,
                 sorted.front(), sorted.back());
     std::printf("throughput: %.1f runs/s   peak RSS: %.1f MB\n", 1000.0 / pct(0.5), peak_mb);
+    if (on_device) std::printf("%s", render_bench_device_stats(j).c_str());
     if (j.contains("profile_by_op")) {
       std::printf("\n%-24s %6s %12s %7s\n", "op", "nodes", "ms/run", "share");
       for (const auto& e : j["profile_by_op"])

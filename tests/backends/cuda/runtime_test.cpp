@@ -348,13 +348,15 @@ TEST_CASE("cuda backend: unsupported nodes are declined with a reason and have n
 
 namespace {
 
-/// y = Relu(Hardmax(Add(x, w))): Add and Relu are elementwise cuda kernels, Hardmax has none.
+/// y = Relu(Hardmax(Add(Relu(x), w))): Add and Relu are elementwise cuda kernels, Hardmax has none.
+/// (The first Relu makes Add read a computed float, so placement keeps Add on the device.)
 ir::Model mixed_model() {
   ir::Model m = test::empty_model(17);
   ir::Graph& g = *m.graph;
   ir::Value& x = test::add_input(g, "x", {3, 5});
   ir::Value& w = test::add_random_init(g, "w", {3, 5}, 7);
-  ir::Node& add = test::add_node(g, "Add", "add", {&x, &w}, {"a"}, 17);
+  ir::Node& first = test::add_node(g, "Relu", "first", {&x}, {"r"}, 17);
+  ir::Node& add = test::add_node(g, "Add", "add", {first.outputs[0], &w}, {"a"}, 17);
   ir::Node& hm = test::add_node(g, "Hardmax", "hardmax", {add.outputs[0]}, {"h"}, 17);
   ir::Node& relu = test::add_node(g, "Relu", "relu", {hm.outputs[0]}, {"y"}, 17);
   g.outputs.push_back(relu.outputs[0]);
@@ -392,13 +394,14 @@ TEST_CASE("cuda backend: the executor places a mixed graph and counts its transf
   const bool elementwise = cuda_be().supports(add, std::vector<DType>{DType::F32, DType::F32}).ok;
   if (!elementwise) {
     MESSAGE("the cuda backend has no Add kernel in this tree: every node runs on the cpu");
-    CHECK(st.nodes_on_cpu == 3);
+    CHECK(st.nodes_on_cpu == 4);
     CHECK(st.transfers == 0);
     return;
   }
   CHECK(ex.placement_of(add) == &cuda_be());
   CHECK(ex.placement_of(node_named(m, "relu")) == &cuda_be());
-  CHECK(st.nodes_on_requested == 2);
+  CHECK(ex.placement_of(node_named(m, "first")) == &cuda_be());
+  CHECK(st.nodes_on_requested == 3);
   CHECK(st.nodes_on_cpu == 1);
   // Per run: x up, a down (to Hardmax), h up (to Relu), y down. w is uploaded once.
   CHECK(st.transfers == 8);
