@@ -1,6 +1,6 @@
-// BatchNormalization and LayerNormalization kernels (see normalization.h). BatchNorm runs one
-// block per (n, c) plane, deriving the channel's affine once; LayerNorm one block per row with a
-// two-pass mean / variance through block_sum.
+// BatchNormalization, LayerNormalization and InstanceNormalization kernels (see
+// normalization.h). BatchNorm runs one block per (n, c) plane, deriving the channel's affine once;
+// LayerNorm and InstanceNorm one block per row with a two-pass mean / variance through block_sum.
 #include "backends/cuda/kernels/normalization.h"
 
 #include <cstdint>
@@ -35,22 +35,43 @@ void batch_norm_t(const T* x, T* y, int64_t batch, int64_t channels, int64_t spa
   });
 }
 
+/// Mean and 1 / sqrt(var + eps) of one row, two passes through block_sum (every thread calls it).
+template <class T>
+MCC_DEVICE inline void row_stats(const T* xr, int64_t len, float eps, const BlockCtx& c, float& mean, float& inv) {
+  float s = 0.f;
+  for (int64_t j = c.thread; j < len; j += c.threads) s += to_float(xr[j]);
+  mean = len > 0 ? block_sum(s, c) / static_cast<float>(len) : 0.f;
+  float ss2 = 0.f;
+  for (int64_t j = c.thread; j < len; j += c.threads) {
+    const float d = to_float(xr[j]) - mean;
+    ss2 += d * d;
+  }
+  const float var = len > 0 ? block_sum(ss2, c) / static_cast<float>(len) : 0.f;
+  inv = 1.f / sqrtf(var + eps);
+}
+
+template <class T>
+void instance_norm_t(const T* x, T* y, int64_t batch, int64_t channels, int64_t spatial, ParamRef scale,
+                     ParamRef bias, float eps) {
+  for_each_block(batch * channels, block_threads(spatial), [=] MCC_DEVICE(BlockCtx c) {
+    const T* xr = x + c.block * spatial;
+    T* yr = y + c.block * spatial;
+    float mean, inv;
+    row_stats(xr, spatial, eps, c, mean, inv);
+    const int64_t ch = c.block % channels;
+    const float a = inv * load_param(scale, ch), b = load_param(bias, ch);
+    for (int64_t j = c.thread; j < spatial; j += c.threads) yr[j] = from_float<T>((to_float(xr[j]) - mean) * a + b);
+  });
+}
+
 template <class T>
 void layer_norm_t(const T* x, T* y, int64_t rows, int64_t len, ParamRef scale, Shape8 ss, ParamRef bias,
                   Shape8 bs, float eps, float* mean_out, float* inv_out) {
   for_each_block(rows, block_threads(len), [=] MCC_DEVICE(BlockCtx c) {
     const T* xr = x + c.block * len;
     T* yr = y + c.block * len;
-    float s = 0.f;
-    for (int64_t j = c.thread; j < len; j += c.threads) s += to_float(xr[j]);
-    const float mean = len > 0 ? block_sum(s, c) / static_cast<float>(len) : 0.f;
-    float ss2 = 0.f;
-    for (int64_t j = c.thread; j < len; j += c.threads) {
-      const float d = to_float(xr[j]) - mean;
-      ss2 += d * d;
-    }
-    const float var = len > 0 ? block_sum(ss2, c) / static_cast<float>(len) : 0.f;
-    const float inv = 1.f / sqrtf(var + eps);
+    float mean, inv;
+    row_stats(xr, len, eps, c, mean, inv);
     for (int64_t j = c.thread; j < len; j += c.threads) {
       const float g = load_param(scale, strided_offset(ss, j));
       const float b = bias.p ? load_param(bias, strided_offset(bs, j)) : 0.f;
@@ -74,6 +95,16 @@ void batch_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t ch
   else
     batch_norm_t(static_cast<const float*>(x), static_cast<float*>(y), batch, channels, spatial, scale, bias, mean,
                  var, eps);
+}
+
+void instance_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t channels, int64_t spatial,
+                   ParamRef scale, ParamRef bias, float eps) {
+  if (batch * channels <= 0) return;
+  if (type == ElemType::F16)
+    instance_norm_t(static_cast<const half_t*>(x), static_cast<half_t*>(y), batch, channels, spatial, scale, bias,
+                    eps);
+  else
+    instance_norm_t(static_cast<const float*>(x), static_cast<float*>(y), batch, channels, spatial, scale, bias, eps);
 }
 
 void layer_norm(ElemType type, const void* x, void* y, int64_t rows, int64_t len, ParamRef scale,

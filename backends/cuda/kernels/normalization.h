@@ -1,6 +1,6 @@
 // Normalization kernels of the cuda backend: BatchNormalization (inference: per-channel affine
-// from scale, bias, mean, var) and LayerNormalization (one block per row, statistics in float
-// through block_sum). Data f32 or f16 (computed in float); parameters f32 or f16 each.
+// from scale, bias, mean, var), LayerNormalization and InstanceNormalization (one block per row,
+// statistics in float through block_sum). Data f32 or f16 (computed in float); parameters f32 or f16 each.
 #pragma once
 #include <cstdint>
 
@@ -27,5 +27,10 @@ void batch_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t ch
 void layer_norm(ElemType type, const void* x, void* y, int64_t rows, int64_t len, ParamRef scale,
                 const Shape8& scale_s, ParamRef bias, const Shape8& bias_s, float eps, float* mean_out,
                 float* inv_out);
+
+/// InstanceNormalization: per (n, c) row of x viewed as (batch * channels) x spatial,
+/// y = (x - mean) / sqrt(var + eps) * scale[c] + bias[c] (population variance).
+void instance_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t channels, int64_t spatial,
+                   ParamRef scale, ParamRef bias, float eps);
 
 }  // namespace mcc::cuda

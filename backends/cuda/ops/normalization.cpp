@@ -1,11 +1,12 @@
-// The cuda backend's BatchNormalization (inference), LayerNormalization and Softmax/LogSoftmax:
-// NodeChecks, factories and launches of kernels/normalization.cu and kernels/softmax.cu.
+// The cuda backend's BatchNormalization (inference), InstanceNormalization, LayerNormalization
+// and Softmax/LogSoftmax: NodeChecks, factories and launches of kernels/normalization.cu and
+// kernels/softmax.cu.
 // Handled: BatchNormalization 7+ in inference mode with f32/f16 data and f32/f16 parameters;
-// LayerNormalization 17+ (any axis, Scale/B broadcast over the normalized dims, optional B,
-// Mean/InvStdDev outputs as f32); Softmax/LogSoftmax every opset (1-12: coerced 2-D; 13+: one
-// axis), f32/f16.
+// InstanceNormalization 6+ (f32/f16 data and parameters); LayerNormalization 17+ (any axis,
+// Scale/B broadcast over the normalized dims, optional B, Mean/InvStdDev outputs as f32);
+// Softmax/LogSoftmax every opset (1-12: coerced 2-D; 13+: one axis), f32/f16.
 // Declined: BatchNormalization training_mode=1, spatial=0, or with its running-statistics
-// outputs requested; stash_type other than 1; f64/bf16 data.
+// outputs requested; LayerNormalization stash_type other than 1; f64/bf16 data.
 #include <string>
 
 #include "backends/cpu/kernels/kernel_util.h"
@@ -56,6 +57,25 @@ Kernel batch_norm_kernel(const ir::Node& n) {
                           param(ctx.in(1)), param(ctx.in(2)), param(ctx.in(3)), param(ctx.in(4)), eps);
   };
 }
+
+// ---------------------------------------------------------------- InstanceNormalization
+
+Kernel instance_norm_kernel(const ir::Node& n) {
+  const float eps = n.attr_float("epsilon", 1e-5f);
+  return [eps](KernelContext& ctx) {
+    const ir::Node& node = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    if (x.rank() < 3) throw ModelError(node.describe() + ": X must have rank >= 3");
+    const int64_t N = x.dims()[0], C = x.dims()[1], S = x.numel() / std::max<int64_t>(N * C, 1);
+    if (ctx.in(1).numel() != C || ctx.in(2).numel() != C)
+      throw ModelError(node.describe() + ": scale and B must have " + std::to_string(C) + " values");
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
+    mcc::cuda::instance_norm(*elem_type(x.dtype()), x.device_data(), y.mutable_device_data(), N, C, S,
+                             param(ctx.in(1)), param(ctx.in(2)), eps);
+  };
+}
+
+std::string instance_norm_check(const ir::Node&, std::span<const DType> dts) { return float_params(dts, 0, 3); }
 
 // ---------------------------------------------------------------- LayerNormalization
 
@@ -154,6 +174,7 @@ std::string softmax_check(const ir::Node&, std::span<const DType> dts) {
 
 void register_normalization(OpTable& t) {
   t.add("BatchNormalization", 7, 0, batch_norm_kernel, batch_norm_check);
+  t.add("InstanceNormalization", 6, 0, instance_norm_kernel, instance_norm_check);
   t.add("LayerNormalization", 17, 0, layer_norm_kernel, layer_norm_check);
   t.add("Softmax", 1, 0, softmax_factory(false), softmax_check);
   t.add("LogSoftmax", 1, 0, softmax_factory(true), softmax_check);

@@ -22,8 +22,10 @@ struct Shape8 {
   int64_t strides[kMaxRank] = {};
 };
 
-/// Element offset of flat output index i (row-major over dims) under `s`'s strides.
+/// Element offset of flat output index i (row-major over dims, i < the product of dims) under
+/// `s`'s strides.
 MCC_HD inline int64_t strided_offset(const Shape8& s, int64_t i) {
+  if (s.rank == 1) return i * s.strides[0];  // the common collapsed case: no division
   int64_t off = 0;
   for (int d = s.rank - 1; d >= 0; --d) {
     const int64_t q = i / s.dims[d];

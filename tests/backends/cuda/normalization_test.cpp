@@ -41,6 +41,22 @@ TEST_SUITE("cuda-emulated") {
     CHECK_FALSE(support_of("BatchNormalization", 15, std::vector<DType>(5, DType::F64)).ok);
   }
 
+  TEST_CASE("cuda InstanceNormalization: ranks, f16, parameter dtypes") {
+    for (DType dt : {DType::F32, DType::F16})
+      for (const auto& dims : std::vector<std::vector<int64_t>>{{2, 3, 5, 7}, {3, 4, 33}, {1, 2, 3, 4, 5}, {2, 3, 300}}) {
+        INFO(ir::dtype_name(dt) << " rank " << dims.size());
+        check_on_cuda(OpTest("InstanceNormalization", 6).f("epsilon", 1e-3f).in(values_of(dt, dims, 1, -3, 3))
+                          .in(values_of(dt, {dims[1]}, 2, 0.5, 1.5)).in(values_of(dt, {dims[1]}, 3)),
+                      "InstanceNormalization");
+      }
+    check_on_cuda(OpTest("InstanceNormalization", 22).in(values_of(DType::F16, {2, 3, 9}, 1))
+                      .in(values_of(DType::F32, {3}, 2)).in(values_of(DType::F32, {3}, 3)),
+                  "InstanceNormalization");
+    check_on_cuda(OpTest("InstanceNormalization", 6).in(values_of(DType::F32, {0, 3, 9}, 1))
+                      .in(values_of(DType::F32, {3}, 2)).in(values_of(DType::F32, {3}, 3)),
+                  "InstanceNormalization");
+  }
+
   TEST_CASE("cuda LayerNormalization: axes, optional bias, Mean/InvStdDev, f16") {
     const std::vector<int64_t> dims = {3, 7, 33};
     for (DType dt : {DType::F32, DType::F16})
