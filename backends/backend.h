@@ -132,6 +132,9 @@ class Backend {
   /// device kernel needs before it launches, as ORT's "CPU input" memory type). The executor
   /// hands those inputs over as host tensors.
   virtual std::vector<size_t> host_inputs(const ir::Node& n) const { return {}; }
+  /// Inputs whose bytes the kernel never reads, only their type and dims (Shape, Size): they are
+  /// handed over wherever they live, without a transfer.
+  virtual std::vector<size_t> shape_only_inputs(const ir::Node& n) const { return {}; }
 
   /// Memory on the device for `bytes` bytes (host backends: zero-filled host memory).
   virtual std::shared_ptr<ir::Buffer> allocate(size_t bytes) const;

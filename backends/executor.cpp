@@ -96,7 +96,7 @@ Executor::Executor(const ir::Model& model, ExecOptions opts)
   if (opts_.threads > 0) ThreadPool::configure(opts_.threads);
   else ThreadPool::instance();
   if (!model_.graph) throw ModelError("model has no graph");
-  if (backend_ != &cpu_backend()) types_ = std::make_unique<ir::ShapeInference>(model_);
+  if (backend_ != &cpu_backend()) types_ = std::make_unique<ir::ElementTypes>(model_);
   // MCC_FUSE=0 turns kernel fusion off (A/B timing and accuracy checks).
   if (const char* f = std::getenv("MCC_FUSE"); f && std::string(f) == "0") opts_.fuse = false;
   prepare(*model_.graph);
@@ -146,6 +146,8 @@ void Executor::prepare(const ir::Graph& g) {
   plan.kernels.resize(nodes.size());
   plan.backends.resize(nodes.size());
   plan.host_inputs.resize(nodes.size());
+  plan.shape_only_inputs.resize(nodes.size());
+  const std::vector<NodePlacement> placed = types_ ? place_graph(g, *backend_, *types_) : std::vector<NodePlacement>{};
   plan.release_after.resize(nodes.size());
   std::unordered_map<const ir::Value*, size_t> last_use;
   std::vector<const ir::Value*> order;  // first-seen order keeps release lists deterministic
@@ -157,12 +159,12 @@ void Executor::prepare(const ir::Graph& g) {
   };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node* n = nodes[i];
-    const Backend* b = &cpu_backend();
-    if (types_) b = place_node(*n, *backend_, *types_).backend;
+    const Backend* b = placed.empty() ? &cpu_backend() : placed[i].backend;
     (b == &cpu_backend() ? stats_.nodes_on_cpu : stats_.nodes_on_requested) += 1;
     placement_[n] = b;
     plan.backends[i] = b;
     plan.host_inputs[i] = b->host_inputs(*n);
+    plan.shape_only_inputs[i] = b->shape_only_inputs(*n);
     plan.kernels[i] = &kernel_for(*n, *b);
     for (const ir::Value* v : n->inputs) note(v, i);
     const std::vector<ir::Graph*> subs = n->subgraphs();
@@ -303,6 +305,11 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
       const RValue* rv = scope.find(v);
       if (!rv) throw ModelError(n->describe() + ": input '" + v->name + "' has no value (undefined or not yet computed)");
       const auto& hi = plan.host_inputs[ni];
+      const auto& so = plan.shape_only_inputs[ni];
+      if (std::find(so.begin(), so.end(), j) != so.end()) {
+        ins.push_back(rv);  // only its dims are read: wherever it lives
+        continue;
+      }
       const bool want_host = std::find(hi.begin(), hi.end(), j) != hi.end();
       ins.push_back(on_device(scope, v, rv, want_host ? ir::Device{} : nb.device()));
     }

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "ir/shape_inference/shape_inference.h"
+#include "ir/element_types.h"
 
 namespace mcc::backends {
 
@@ -95,6 +95,7 @@ class Executor {
   struct GraphPlan {
     std::vector<const Backend*> backends;
     std::vector<std::vector<size_t>> host_inputs;
+    std::vector<std::vector<size_t>> shape_only_inputs;
     std::vector<const Kernel*> kernels;
     std::vector<std::vector<const ir::Value*>> release_after;
     std::vector<const Kernel*> fused;
@@ -103,7 +104,7 @@ class Executor {
   };
   void plan_fusion(const ir::Graph& g, GraphPlan& plan);
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;
-  std::unique_ptr<ir::ShapeInference> types_;  // plan-time element types (non-cpu backends only)
+  std::unique_ptr<ir::ElementTypes> types_;  // plan-time element types (non-cpu backends only)
   std::unordered_map<const ir::Node*, const Backend*> placement_;
   std::unordered_map<const ir::Value*, RValue> device_initializers_;
   Stats stats_;

@@ -21,6 +21,7 @@ nlohmann::ordered_json placement_json(const backends::PlacementReport& r) {
   j["on_backend"] = per;
   j["fraction_on_requested"] = fraction_on_requested(r);
   j["subgraph_nodes"] = r.subgraph_nodes;
+  j["shape_computations_on_cpu"] = r.shape_computations_on_cpu;
   j["transfers_per_run"] = r.transfers;
   j["initializers_uploaded_once"] = r.uploaded_initializers;
   nlohmann::ordered_json fb = nlohmann::ordered_json::array();
@@ -37,6 +38,8 @@ std::string render_placement(const backends::PlacementReport& r, size_t max_fall
   os << " of " << r.nodes << " nodes (" << static_cast<int>(fraction_on_requested(r) * 1000) / 10.0 << "% on "
      << r.requested << ")";
   if (r.subgraph_nodes) os << ", " << r.subgraph_nodes << " in subgraph bodies";
+  if (r.shape_computations_on_cpu)
+    os << ", " << r.shape_computations_on_cpu << " shape computations kept on the cpu";
   os << "; " << r.transfers << " transfers per run, " << r.uploaded_initializers << " initializers uploaded once\n";
   for (size_t i = 0; i < r.fallbacks.size() && i < max_fallbacks; ++i) {
     const auto& f = r.fallbacks[i];

@@ -9,7 +9,7 @@
 
 namespace mcc::cli {
 
-/// {"backend", "nodes", "on_backend": {name: count}, "fraction_on_requested", "subgraph_nodes",
+/// {"backend", "nodes", "on_backend": {name: count}, "fraction_on_requested", "subgraph_nodes", "shape_computations_on_cpu",
 ///  "transfers_per_run", "initializers_uploaded_once", "fallbacks": [{"node","op","reason","in_subgraph"}]}
 nlohmann::ordered_json placement_json(const backends::PlacementReport& r);
 /// A few lines for the text summary; lists at most `max_fallbacks` fallback nodes.

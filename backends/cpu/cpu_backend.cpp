@@ -15,6 +15,10 @@ class CpuBackend final : public Backend {
     return Support::no("the cpu backend has no kernel for " + n.op_type + " at opset " + std::to_string(n.since_version));
   }
   std::optional<FusedKernel> fuse(const ir::Node& n) const override { return cpu::fuse_conv(n); }
+  std::vector<size_t> shape_only_inputs(const ir::Node& n) const override {
+    if (n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size")) return {0};
+    return {};
+  }
   Kernel create_kernel(const ir::Node& n) const override {
     const KernelFactory* f = registry_.find(n);
     if (!f) {

@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "ir/errors.h"
+#include "ir/element_types.h"
 #include "ir/shape_inference/shape_inference.h"
 #include "transforms/fp16/plan.h"
 
@@ -28,35 +29,6 @@ namespace {
 
 int64_t node_opset(const ir::Model& m, const ir::Node& n) {
   return n.since_version > 0 ? n.since_version : m.opset(n.domain);
-}
-
-/// Element type a node output has, from the schema and attributes, when nothing declares it.
-ir::DType infer_output(const ir::Node& n, size_t k, const ir::OpTypeInfo* t, const Plan& plan) {
-  if (n.op_type == "Cast" && n.domain.empty()) return static_cast<ir::DType>(n.attr_int("to", 0));
-  if (n.op_type == "Constant" && n.domain.empty()) {
-    if (const ir::Tensor* v = n.attr_tensor("value")) return v->dtype();
-    if (n.has_attr("value_float") || n.has_attr("value_floats")) return ir::DType::F32;
-    if (n.has_attr("value_int") || n.has_attr("value_ints")) return ir::DType::I64;
-    return ir::DType::Undefined;
-  }
-  if (n.op_type == "ConstantOfShape" && n.domain.empty()) {
-    const ir::Tensor* v = n.attr_tensor("value");
-    return v ? v->dtype() : ir::DType::F32;
-  }
-  if (!t) return ir::DType::Undefined;
-  const ir::SlotTypes* s = t->output(k);
-  if (!s) return ir::DType::Undefined;
-  for (size_t i = 0; i < n.inputs.size(); ++i) {
-    const ir::SlotTypes* in = t->input(i);
-    if (in && n.inputs[i] && in->type_param == s->type_param) {
-      const ir::DType d = plan.orig_dtype(n.inputs[i]);
-      if (d != ir::DType::Undefined) return d;
-    }
-  }
-  if (s->type_param == "tensor(float)") return ir::DType::F32;
-  if (s->type_param == "tensor(int64)") return ir::DType::I64;
-  if (s->type_param == "tensor(bool)") return ir::DType::Bool;
-  return ir::DType::Undefined;
 }
 
 /// Detail of a widest node whose float inputs are all constants: it follows its consumers
@@ -249,7 +221,7 @@ struct Planner {
   }
 
   /// Element types before the stage: declared, else what ir/shape_inference infers, else what
-  /// the schemas say (infer_output) for ops the inference has no rule for.
+  /// the schemas say (ir::schema_output_dtype) for ops the inference has no rule for.
   void infer_types(const ir::Graph& g, const ir::ShapeInference& types) {
     for (const ir::Value* v : g.inputs) plan.orig[v] = v->dtype;
     for (const ir::Value* v : g.initializers) plan.orig[v] = v->dtype;
@@ -260,7 +232,8 @@ struct Planner {
         if (!o) continue;
         ir::DType d = o->dtype;
         if (d == ir::DType::Undefined) d = types.of(o).dtype;
-        if (d == ir::DType::Undefined) d = infer_output(*n, k, t, plan);
+        if (d == ir::DType::Undefined)
+          d = ir::schema_output_dtype(*n, k, t, [this](const ir::Value* v) { return plan.orig_dtype(v); });
         plan.orig[o] = d;
       }
       for (const ir::Graph* sg : n->subgraphs()) infer_types(*sg, types);
@@ -283,15 +256,7 @@ struct Planner {
 
 }  // namespace
 
-const ir::OpTypeInfo* node_types(const ir::Node& n, int64_t opset) {
-  const ir::OpTypeInfo* t = ir::op_type_info(n.op_type, n.domain, opset);
-  if (!t) return nullptr;
-  for (size_t i = 0; i < n.inputs.size(); ++i)
-    if (n.inputs[i] && !t->input(i)) return nullptr;
-  for (size_t k = 0; k < n.outputs.size(); ++k)
-    if (n.outputs[k] && !t->output(k)) return nullptr;
-  return t;
-}
+const ir::OpTypeInfo* node_types(const ir::Node& n, int64_t opset) { return ir::fitting_schema(n, opset); }
 
 const ir::Tensor* constant_tensor(const ir::Value* v, bool initializer_inputs) {
   if (!v) return nullptr;
