@@ -117,7 +117,6 @@ void register_all(OpTable& t) {
   register_matmul(t);
   register_data_movement(t);
   register_quantize(t);
-  (void)t;
 }
 
 }  // namespace mcc::backends::cuda

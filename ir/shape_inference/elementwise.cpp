@@ -29,7 +29,12 @@ void where(const NodeShapes& c) {
   c.out(0, c.in(1).dtype, broadcast(shapes));
 }
 
-void cast(const NodeShapes& c) { c.out(0, static_cast<DType>(c.node.attr_int("to", 0)), c.dims(0)); }
+void cast(const NodeShapes& c) {
+  // Cast-1 names the target type as a string ("INT32"); its element type is then left unknown.
+  const Attribute* to = c.node.attr("to");
+  const bool named = to && to->kind == AttrKind::String;
+  c.out(0, named ? DType::Undefined : static_cast<DType>(c.node.attr_int("to", 0)), c.dims(0));
+}
 
 void cast_like(const NodeShapes& c) { c.out(0, c.in(1).dtype, c.dims(0)); }
 
