@@ -124,10 +124,11 @@ void pinned_free(void* p) {
 
 void copy_to_device(void* dst, const void* host_src, size_t bytes) {
   if (bytes == 0) return;
+  // From pageable memory the runtime stages the source before returning, so the caller may free
+  // it right away; the copy itself stays ordered on the stream before later kernels. A pinned
+  // source (pinned_malloc) is read asynchronously: synchronize() before reusing or freeing it.
   check(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_or_create()),
         "cudaMemcpyAsync(host to device)");
-  // The source is pageable host memory the caller may free right after: wait for the copy.
-  check(cudaStreamSynchronize(stream_or_create()), "cudaStreamSynchronize");
 }
 
 void copy_to_host(void* host_dst, const void* src, size_t bytes) {
