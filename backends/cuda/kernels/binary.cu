@@ -40,7 +40,11 @@ MCC_HD inline float arith_float(float a, float b) {
   else if constexpr (Op == BinaryOp::Pow) return powf(a, b);
   else if constexpr (Op == BinaryOp::Max) return (a >= b || a != a) ? a : b;  // NaN propagates
   else if constexpr (Op == BinaryOp::Min) return (a <= b || a != a) ? a : b;
-  else return a < 0.f ? b * a : a;  // PRelu: b is the slope
+  else if constexpr (Op == BinaryOp::Mod || Op == BinaryOp::Fmod) {
+    float r = fmodf(a, b);
+    if (Op == BinaryOp::Mod && r != 0.f && ((r < 0.f) != (b < 0.f))) r += b;
+    return r;
+  } else return a < 0.f ? b * a : a;  // PRelu: b is the slope
 }
 
 template <BinaryOp Op, class T>
@@ -55,7 +59,12 @@ MCC_HD inline T arith_int(T a, T b) {
   } else if constexpr (Op == BinaryOp::Pow) return int_pow<T>(a, static_cast<int64_t>(b));
   else if constexpr (Op == BinaryOp::Max) return a >= b ? a : b;
   else if constexpr (Op == BinaryOp::Min) return a <= b ? a : b;
-  else return a < 0 ? wrap_mul(b, a) : a;  // PRelu
+  else if constexpr (Op == BinaryOp::Mod || Op == BinaryOp::Fmod) {
+    if (b == 0 || b == -1) return 0;
+    T r = static_cast<T>(a % b);
+    if (Op == BinaryOp::Mod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+    return r;
+  } else return a < 0 ? wrap_mul(b, a) : a;  // PRelu
 }
 
 template <BinaryOp Op, class C>
@@ -159,6 +168,7 @@ void binary(BinaryOp op, ElemType type, const void* a, const Shape8& sa, const v
   case BinaryOp::OP: run_typed<BinaryOp::OP>(type, a, sa, b, sb, y, n); break;
     MCC_BINARY_CASE(Add) MCC_BINARY_CASE(Sub) MCC_BINARY_CASE(Mul) MCC_BINARY_CASE(Div)
     MCC_BINARY_CASE(Pow) MCC_BINARY_CASE(Max) MCC_BINARY_CASE(Min) MCC_BINARY_CASE(PRelu)
+    MCC_BINARY_CASE(Mod) MCC_BINARY_CASE(Fmod)
     MCC_BINARY_CASE(Equal) MCC_BINARY_CASE(Less) MCC_BINARY_CASE(Greater)
     MCC_BINARY_CASE(LessOrEqual) MCC_BINARY_CASE(GreaterOrEqual)
     MCC_BINARY_CASE(And) MCC_BINARY_CASE(Or) MCC_BINARY_CASE(Xor)

@@ -1,7 +1,8 @@
 // Binary elementwise kernels of the cuda backend with numpy broadcasting: each input is addressed
 // through a Shape8 over the output's (collapsed) dims with stride 0 on broadcast dims.
-// Arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, PRelu): f32, f16 (computed in float), i32, i64
-// (wrap-around; Div truncates, x / 0 = 0 as the cpu does). Comparisons: same types, bool output.
+// Arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, PRelu, Mod with the divisor's sign, Fmod with
+// the dividend's): f32, f16 (computed in float), i32, i64 (wrap-around; Div truncates, x / 0 and
+// x % 0 give 0 as the cpu does). Comparisons: same types, bool output.
 // And/Or/Xor: bool. Mixed input types are not handled here (the host side declines them).
 #pragma once
 #include <cstdint>
@@ -12,7 +13,7 @@
 namespace mcc::cuda {
 
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, Pow, Max, Min, PRelu,
+  Add, Sub, Mul, Div, Pow, Max, Min, PRelu, Mod, Fmod,
   Equal, Less, Greater, LessOrEqual, GreaterOrEqual,
   And, Or, Xor,
 };

@@ -42,6 +42,16 @@ MCC_HD inline float apply_float(float x, float a, float b) {
   else if constexpr (Op == UnaryOp::Mish) return x * tanhf(softplus_of(x));
   else if constexpr (Op == UnaryOp::Selu) return x > 0.f ? b * x : b * (a * expf(x) - a);
   else if constexpr (Op == UnaryOp::Sign) return x > 0.f ? 1.f : (x < 0.f ? -1.f : (x == 0.f ? 0.f : x));
+  else if constexpr (Op == UnaryOp::Tan) return tanf(x);
+  else if constexpr (Op == UnaryOp::Asin) return asinf(x);
+  else if constexpr (Op == UnaryOp::Acos) return acosf(x);
+  else if constexpr (Op == UnaryOp::Atan) return atanf(x);
+  else if constexpr (Op == UnaryOp::Sinh) return sinhf(x);
+  else if constexpr (Op == UnaryOp::Cosh) return coshf(x);
+  else if constexpr (Op == UnaryOp::Asinh) return asinhf(x);
+  else if constexpr (Op == UnaryOp::Acosh) return acoshf(x);
+  else if constexpr (Op == UnaryOp::Atanh) return atanhf(x);
+  else if constexpr (Op == UnaryOp::Swish) return x / (1.f + expf(-a * x));
   else return x;
 }
 
@@ -110,7 +120,9 @@ void unary(UnaryOp op, ElemType type, const void* x, void* y, int64_t n, float a
     MCC_UNARY_CASE(Softsign) MCC_UNARY_CASE(Elu) MCC_UNARY_CASE(Celu) MCC_UNARY_CASE(LeakyRelu)
     MCC_UNARY_CASE(ThresholdedRelu) MCC_UNARY_CASE(HardSigmoid) MCC_UNARY_CASE(HardSwish)
     MCC_UNARY_CASE(GeluErf) MCC_UNARY_CASE(GeluTanh) MCC_UNARY_CASE(Mish) MCC_UNARY_CASE(Selu)
-    MCC_UNARY_CASE(Sign)
+    MCC_UNARY_CASE(Sign) MCC_UNARY_CASE(Tan) MCC_UNARY_CASE(Asin) MCC_UNARY_CASE(Acos)
+    MCC_UNARY_CASE(Atan) MCC_UNARY_CASE(Sinh) MCC_UNARY_CASE(Cosh) MCC_UNARY_CASE(Asinh)
+    MCC_UNARY_CASE(Acosh) MCC_UNARY_CASE(Atanh) MCC_UNARY_CASE(Swish)
 #undef MCC_UNARY_CASE
     case UnaryOp::Not: run_not(x, y, n); break;
   }

@@ -11,14 +11,14 @@ namespace mcc::cuda {
 enum class UnaryOp : uint8_t {
   Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Reciprocal, Floor, Ceil, Round, Erf, Sin, Cos,
   Softplus, Softsign, Elu, Celu, LeakyRelu, ThresholdedRelu, HardSigmoid, HardSwish, GeluErf,
-  GeluTanh, Mish, Selu, Sign, Not,
+  GeluTanh, Mish, Selu, Sign, Not, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Swish,
 };
 
 /// True when `op` has an integer (i32/i64) kernel.
 bool unary_has_int(UnaryOp op);
 
 /// y[i] = op(x[i]) for i in [0, n); x and y hold `type`. alpha/beta are the op's attributes
-/// (LeakyRelu/Elu/Celu/ThresholdedRelu alpha; HardSigmoid alpha, beta; Selu alpha, gamma=beta).
+/// (LeakyRelu/Elu/Celu/ThresholdedRelu/Swish alpha; HardSigmoid alpha, beta; Selu alpha, gamma=beta).
 void unary(UnaryOp op, ElemType type, const void* x, void* y, int64_t n, float alpha, float beta);
 
 }  // namespace mcc::cuda

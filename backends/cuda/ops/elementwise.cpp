@@ -1,8 +1,8 @@
 // The cuda backend's unary, binary (numpy broadcasting) and variadic (Sum, Mean, Max, Min)
 // elementwise ops: NodeChecks, factories and launches of kernels/unary.cu and kernels/binary.cu.
 // Handled: float unary ops on f32/f16 (Neg, Abs, Sign, Relu also i32/i64; Not on bool); binary
-// arithmetic on one shared dtype of f32, f16, i32, i64 (opset 7+; the legacy broadcast attribute
-// of older opsets is not handled); comparisons (bool output; Equal also on bool); And/Or/Xor.
+// arithmetic (Mod with fmod 0 or 1 included) on one shared dtype of f32, f16, i32, i64 (opset 7+;
+// the legacy broadcast attribute of older opsets is not handled); comparisons (bool output; Equal also on bool); And/Or/Xor.
 // Declined: mixed input dtypes (Pow with an exponent of another type included), f64, bf16, other
 // integer widths, Gelu approximations other than none/tanh.
 #include <string>
@@ -41,7 +41,8 @@ NodeCheck unary_check(UnaryOp op) {
 std::pair<float, float> unary_attrs(UnaryOp op, const ir::Node& n) {
   switch (op) {
     case UnaryOp::LeakyRelu: return {n.attr_float("alpha", 0.01f), 0.f};
-    case UnaryOp::Elu: case UnaryOp::Celu: case UnaryOp::ThresholdedRelu: return {n.attr_float("alpha", 1.f), 0.f};
+    case UnaryOp::Elu: case UnaryOp::Celu: case UnaryOp::ThresholdedRelu: case UnaryOp::Swish:
+      return {n.attr_float("alpha", 1.f), 0.f};
     case UnaryOp::HardSigmoid: return {n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)};
     case UnaryOp::Selu:
       return {n.attr_float("alpha", 1.67326319217681884765625f), n.attr_float("gamma", 1.05070102214813232421875f)};
@@ -73,15 +74,20 @@ void register_unary(OpTable& t) {
       {"Elu", UnaryOp::Elu}, {"Celu", UnaryOp::Celu}, {"LeakyRelu", UnaryOp::LeakyRelu},
       {"ThresholdedRelu", UnaryOp::ThresholdedRelu}, {"HardSigmoid", UnaryOp::HardSigmoid},
       {"HardSwish", UnaryOp::HardSwish}, {"Gelu", UnaryOp::GeluErf}, {"Mish", UnaryOp::Mish},
-      {"Selu", UnaryOp::Selu}, {"Sign", UnaryOp::Sign}, {"Not", UnaryOp::Not},
+      {"Selu", UnaryOp::Selu}, {"Sign", UnaryOp::Sign}, {"Not", UnaryOp::Not}, {"Tan", UnaryOp::Tan},
+      {"Asin", UnaryOp::Asin}, {"Acos", UnaryOp::Acos}, {"Atan", UnaryOp::Atan}, {"Sinh", UnaryOp::Sinh},
+      {"Cosh", UnaryOp::Cosh}, {"Asinh", UnaryOp::Asinh}, {"Acosh", UnaryOp::Acosh}, {"Atanh", UnaryOp::Atanh},
   };
   for (const auto& [name, op] : ops) t.add(name, 1, 0, unary_factory(op), unary_check(op));
+  t.add("Swish", 24, 0, unary_factory(UnaryOp::Swish), unary_check(UnaryOp::Swish));
 }
 
 // ---------------------------------------------------------------- binary
 
 NodeCheck binary_check(BinaryOp op) {
-  return [op](const ir::Node&, std::span<const DType> dts) -> std::string {
+  return [op](const ir::Node& n, std::span<const DType> dts) -> std::string {
+    if (op == BinaryOp::Mod && n.attr_int("fmod", 0) != 0 && n.attr_int("fmod", 0) != 1)
+      return "fmod " + std::to_string(n.attr_int("fmod", 0));
     std::string r;
     if (mcc::cuda::binary_is_logical(op)) r = check_input_type(dts, 0, {DType::Bool});
     else if (op == BinaryOp::Equal)
@@ -92,7 +98,8 @@ NodeCheck binary_check(BinaryOp op) {
 }
 
 KernelFactory binary_factory(BinaryOp op) {
-  return [op](const ir::Node&) -> Kernel {
+  return [op_type = op](const ir::Node& n) -> Kernel {
+    const BinaryOp op = op_type == BinaryOp::Mod && n.attr_int("fmod", 0) == 1 ? BinaryOp::Fmod : op_type;
     return [op](KernelContext& ctx) {
       const ir::Tensor& a = ctx.in(0);
       const ir::Tensor& b = ctx.in(1);
@@ -152,6 +159,7 @@ void register_binary(OpTable& t) {
   const std::tuple<const char*, int, BinaryOp> ops[] = {
       {"Add", 7, BinaryOp::Add}, {"Sub", 7, BinaryOp::Sub}, {"Mul", 7, BinaryOp::Mul},
       {"Div", 7, BinaryOp::Div}, {"Pow", 7, BinaryOp::Pow}, {"PRelu", 7, BinaryOp::PRelu},
+      {"Mod", 10, BinaryOp::Mod},
       {"Equal", 7, BinaryOp::Equal}, {"Less", 7, BinaryOp::Less}, {"Greater", 7, BinaryOp::Greater},
       {"LessOrEqual", 12, BinaryOp::LessOrEqual}, {"GreaterOrEqual", 12, BinaryOp::GreaterOrEqual},
       {"And", 7, BinaryOp::And}, {"Or", 7, BinaryOp::Or}, {"Xor", 7, BinaryOp::Xor},

@@ -43,6 +43,22 @@ TEST_SUITE("cuda-emulated") {
       }
   }
 
+  TEST_CASE("cuda trigonometric and hyperbolic ops, Swish") {
+    for (DType dt : {DType::F32, DType::F16}) {
+      for (const char* op : {"Tan", "Atan", "Sinh", "Cosh", "Asinh"}) {
+        INFO(op << " " << ir::dtype_name(dt));
+        check_on_cuda(unary_case(op, dt, -1.2, 1.2), op);
+      }
+      for (const char* op : {"Asin", "Acos", "Atanh"}) {
+        INFO(op << " " << ir::dtype_name(dt));
+        check_on_cuda(unary_case(op, dt, -0.95, 0.95), op);
+      }
+      check_on_cuda(unary_case("Acosh", dt, 1.05, 5), "Acosh");
+      check_on_cuda(unary_case("Swish", dt, -4, 4, 24), "Swish");
+      check_on_cuda(unary_case("Swish", dt, -4, 4, 24).f("alpha", 1.7f), "Swish");
+    }
+  }
+
   TEST_CASE("cuda unary ops: attributes") {
     check_on_cuda(unary_case("LeakyRelu", DType::F32).f("alpha", 0.3f), "LeakyRelu");
     check_on_cuda(unary_case("Elu", DType::F32).f("alpha", 0.5f), "Elu");
@@ -106,6 +122,27 @@ TEST_SUITE("cuda-emulated") {
                   "Pow");
     // An exponent of another dtype stays on the cpu.
     check_declined(OpTest("Pow", 15).in(values_of(DType::F32, {4}, 1, 0.1, 3)).in(vec<int64_t>({2})));
+  }
+
+  TEST_CASE("cuda Mod: fmod 0 takes the divisor's sign, fmod 1 the dividend's") {
+    for (int fmod : {0, 1}) {
+      for (DType dt : {DType::I32, DType::I64})
+        for (size_t p : {0, 1, 3, 6}) {
+          INFO(ir::dtype_name(dt) << " fmod " << fmod << " pair " << p);
+          check_on_cuda(OpTest("Mod", 13).i("fmod", fmod).in(values_of(dt, kPairs[p].first, 1, -30, 30))
+                            .in(values_of(dt, kPairs[p].second, 2, -6, 6)), "Mod");
+        }
+      for (DType dt : {DType::F32, DType::F16}) {
+        INFO(ir::dtype_name(dt) << " fmod " << fmod);
+        check_on_cuda(OpTest("Mod", 13).i("fmod", fmod).in(values_of(dt, kOdd, 1, -30, 30))
+                          .in(values_of(dt, {7, 1}, 2, 1, 6)), "Mod");
+        check_on_cuda(OpTest("Mod", 13).i("fmod", fmod).in(values_of(dt, kOdd, 1, -30, 30))
+                          .in(values_of(dt, {33}, 2, -6, -1)), "Mod");
+      }
+    }
+    check_on_cuda(OpTest("Mod", 13).in(vec<int32_t>({7, -7, 7, -7, 5, INT32_MIN})).in(vec<int32_t>({3, 3, -3, -3, 0, -1})),
+                  "Mod");
+    CHECK_FALSE(support_of("Mod", 13, {DType::I32, DType::I32}, {attr_i("fmod", 2)}).ok);
   }
 
   TEST_CASE("cuda comparisons and logical ops") {
