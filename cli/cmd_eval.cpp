@@ -70,11 +70,6 @@ int run_eval(const EvalOptions& o) {
   if (have_ref && !have_inputs) throw UsageError("--reference needs inputs: add --inputs DIR or --random SEED");
   if (!have_golden && !have_inputs) throw UsageError("nothing to run: give --golden DIR, or --inputs DIR / --random SEED");
   if (!o.inputs.empty() && o.random_seed >= 0) throw UsageError("--inputs and --random exclude each other");
-  if (!o.save_outputs.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.save_outputs, ec);
-    if (ec || !fs::is_directory(o.save_outputs)) throw UsageError("--save-outputs '" + o.save_outputs + "': cannot create the folder");
-  }
   ShapeOverrides shape_over;
   for (const auto& d : o.dims) parse_dim_flag(d, shape_over);
   for (const auto& s : o.shapes) parse_shape_flag(s, shape_over);
@@ -103,6 +98,12 @@ int run_eval(const EvalOptions& o) {
   backends::Executor exec(model.model, eopts);
   std::unique_ptr<backends::Executor> ref_exec;
   if (ref) ref_exec = std::make_unique<backends::Executor>(ref->model, eopts);
+  // Created once the models load and the backend runs here: a failed run leaves nothing behind.
+  if (!o.save_outputs.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.save_outputs, ec);
+    if (ec || !fs::is_directory(o.save_outputs)) throw UsageError("--save-outputs '" + o.save_outputs + "': cannot create the folder");
+  }
   std::unique_ptr<PerLayerComparator> per_layer;
   if (o.per_layer) {
     per_layer = std::make_unique<PerLayerComparator>(model.model, ref->model);

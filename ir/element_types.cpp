@@ -4,7 +4,10 @@
 namespace mcc::ir {
 
 DType schema_output_dtype(const Node& n, size_t k, const OpTypeInfo* t, const std::function<DType(const Value*)>& input_dtype) {
-  if (n.op_type == "Cast" && n.domain.empty()) return static_cast<DType>(n.attr_int("to", 0));
+  if (n.op_type == "Cast" && n.domain.empty()) {
+    const Attribute* to = n.attr("to");  // Cast-1 names the type as a string: left unknown
+    return to && to->kind == AttrKind::String ? DType::Undefined : static_cast<DType>(n.attr_int("to", 0));
+  }
   if (n.op_type == "Constant" && n.domain.empty()) {
     if (const Tensor* v = n.attr_tensor("value")) return v->dtype();
     if (n.has_attr("value_float") || n.has_attr("value_floats")) return DType::F32;
@@ -55,6 +58,21 @@ DType ElementTypes::of(const Value* v) const {
   return v->type_passthrough.bytes.empty() ? v->dtype : DType::Undefined;
 }
 
+namespace {
+// The body value that becomes output k of a control-flow node (If: a branch's output k; Loop: body
+// output k + 1, past the condition; Scan: body output k), or nullptr.
+const Value* body_output(const Node& n, size_t k) {
+  if (!n.domain.empty()) return nullptr;
+  const Graph* body = nullptr;
+  size_t index = k;
+  if (n.op_type == "If") body = n.attr_graph("then_branch");
+  else if (n.op_type == "Loop") { body = n.attr_graph("body"); index = k + 1; }
+  else if (n.op_type == "Scan") body = n.attr_graph("body");
+  if (!body || index >= body->outputs.size()) return nullptr;
+  return body->outputs[index];
+}
+}  // namespace
+
 void ElementTypes::run_graph(const Model& m, const Graph& g, const ShapeInference& shapes) {
   auto lookup = [this](const Value* v) { return of(v); };
   for (const Node* n : g.nodes()) {
@@ -67,6 +85,7 @@ void ElementTypes::run_graph(const Model& m, const Graph& g, const ShapeInferenc
       DType d = o->type_passthrough.bytes.empty() ? o->dtype : DType::Undefined;
       if (d == DType::Undefined) d = shapes.of(o).dtype;
       if (d == DType::Undefined) d = schema_output_dtype(*n, k, t, lookup);
+      if (d == DType::Undefined) d = of(body_output(*n, k));
       table_[o] = d;
     }
   }

@@ -1,5 +1,6 @@
 // Element types of every value before running, also where shapes are dynamic: declared types,
-// else ir::ShapeInference, else the schema rule (schema_output_dtype). Backend placement asks it
+// else ir::ShapeInference, else the schema rule (schema_output_dtype), else, for If/Loop/Scan
+// outputs, the type of the body output they come from. Backend placement asks it
 // which input types a node will see; the fp16 stage types unknown outputs with the same rule.
 //
 // Does not apply to: outputs of ops libonnx has no schema for (other domains, ops newer than

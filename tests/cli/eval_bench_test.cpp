@@ -79,9 +79,21 @@ TEST_CASE("eval: bad requests exit with the documented codes and one line") {
   r = run_mcc({"eval", m, "--golden", golden("yolox_nano")});  // inputs that belong to another model
   CHECK(r.code == 3);
   CHECK(mcc::test::one_error_line(r.err));
-  r = run_mcc({"eval", m, "--golden", golden("mnist"), "--backend", "cuda"});
-  CHECK(r.code == 5);
-  CHECK(mcc::test::one_error_line(r.err));
+  {
+    // Without a GPU: exit 5, one line naming the cause, no output files. With one: it runs there.
+    mcc::test::TempDir out("mcc-eval-cuda");
+    const auto saved = out.path / "outputs";
+    r = run_mcc({"eval", m, "--golden", golden("mnist"), "--backend", "cuda", "--save-outputs", saved.string()});
+    if (r.code == 5) {
+      CHECK(mcc::test::one_error_line(r.err));
+      CHECK(r.err.find("no CUDA device was found") != std::string::npos);
+      CHECK_FALSE(fs::exists(saved));
+    } else {
+      MESSAGE("a CUDA device is present: eval ran on it");
+      CHECK(r.code == 0);
+      CHECK(fs::exists(saved));
+    }
+  }
   r = run_mcc({"eval", m, "--golden", golden("mnist"), "--backend", "tpu"});
   CHECK(r.code == 2);
   r = run_mcc({"eval", m, "--golden", golden("mnist"), "--atol", "abc"});
