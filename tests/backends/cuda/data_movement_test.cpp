@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "backends/cuda/data_movement_test_util.h"
+#include "support/graph_builder.h"
 
 using namespace mcc;
 using namespace mcc::test;
@@ -27,6 +28,21 @@ ir::Tensor counting(ir::DType dt, std::vector<int64_t> dims) {
   });
   return out;
 }
+
+/// Shape arithmetic feeding host inputs of cuda nodes (Reshape shape, Slice ends, Expand shape).
+const char* const kShapeChain = R"(
+  <ir_version: 8, opset_import: ["" : 15]>
+  g (float[2,3,4] x) => (float[6,4] y, float[4,3,2] z, float[2,3,4] w) <int64[1] minus = {-1}, int64[1] zero = {0}> {
+    s = Shape(x)
+    last = Shape<start = -1>(x)
+    shp = Concat<axis = 0>(minus, last)
+    y = Reshape(x, shp)
+    t = Transpose<perm = [2, 1, 0]>(x)
+    z = Slice(t, zero, last, zero)
+    x1 = Slice(x, zero, minus, zero)
+    w = Expand(x1, s)
+  }
+)";
 
 const ir::DType kTypes[] = {ir::DType::F32, ir::DType::F16, ir::DType::I64, ir::DType::I32,
                             ir::DType::U8,  ir::DType::I8,  ir::DType::Bool};
@@ -55,6 +71,23 @@ TEST_SUITE("cuda-emulated") {
     check_on_cuda(OpTest("Reshape", 14).i("allowzero", 1).in(counting(ir::DType::F32, {0, 3})).in(i64s({3, 0})),
                   "Reshape");
     check_on_cuda(OpTest("Reshape", 14).in(counting(ir::DType::F32, {0, 3})).in(vec<int32_t>({-1, 3})), "Reshape");
+  }
+
+  TEST_CASE("cuda data ops read shapes computed upstream through their host inputs") {
+    const ir::Model m = parse_onnx_text(kShapeChain);
+    backends::ExecOptions eo;
+    eo.threads = 1;
+    eo.backend = &cuda();
+    backends::Executor on_cuda(m, eo);
+    backends::Executor on_cpu(m, backends::ExecOptions{1});
+    const std::vector<std::pair<std::string, RValue>> feeds{{"x", RValue::of(random_of(ir::DType::F32, {2, 3, 4}, 9))}};
+    check_same_outputs(on_cpu.run(feeds), on_cuda.run(feeds), "cuda", "shape chain");
+    // Shape computations read only on the host stay there (placement); the data ops run on cuda.
+    for (const ir::Node* n : m.graph->nodes())
+      if (!n->is("Shape") && !n->is("Concat")) {
+        INFO("node " << n->op_type);
+        CHECK(on_cuda.placement_of(*n)->name() == "cuda");
+      }
   }
 
   TEST_CASE("cuda Shape and Size, start/end from opset 15") {
