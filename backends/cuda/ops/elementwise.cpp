@@ -25,15 +25,15 @@ using mcc::cuda::UnaryOp;
 
 NodeCheck unary_check(UnaryOp op) {
   return [op](const ir::Node& n, std::span<const DType> dts) -> std::string {
-    if (op == UnaryOp::Not) return check_input_type(dts, 0, {DType::Bool});
+    if (op == UnaryOp::Not) return check_input_type(n, dts, 0, {DType::Bool});
     if (mcc::cuda::unary_has_int(op))
-      return check_input_type(dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
+      return check_input_type(n, dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
     if (op == UnaryOp::GeluErf) {
       const std::string approx = n.attr_string("approximate", "none");
       if (approx != "none" && approx != "tanh") return "Gelu approximate '" + approx + "'";
     }
     if (op == UnaryOp::Celu && n.attr_float("alpha", 1.f) == 0.f) return "Celu alpha is 0";
-    return check_input_type(dts, 0, {DType::F32, DType::F16});
+    return check_input_type(n, dts, 0, {DType::F32, DType::F16});
   };
 }
 
@@ -89,11 +89,11 @@ NodeCheck binary_check(BinaryOp op) {
     if (op == BinaryOp::Mod && n.attr_int("fmod", 0) != 0 && n.attr_int("fmod", 0) != 1)
       return "fmod " + std::to_string(n.attr_int("fmod", 0));
     std::string r;
-    if (mcc::cuda::binary_is_logical(op)) r = check_input_type(dts, 0, {DType::Bool});
+    if (mcc::cuda::binary_is_logical(op)) r = check_input_type(n, dts, 0, {DType::Bool});
     else if (op == BinaryOp::Equal)
-      r = check_input_type(dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64, DType::Bool});
-    else r = check_input_type(dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
-    return r.empty() ? check_same_types(dts, 0) : r;
+      r = check_input_type(n, dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64, DType::Bool});
+    else r = check_input_type(n, dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
+    return r.empty() ? check_same_types(n, dts, 0) : r;
   };
 }
 
@@ -148,10 +148,10 @@ KernelFactory fold_factory(BinaryOp op, bool mean) {
 }
 
 NodeCheck fold_check(bool float_only) {
-  return [float_only](const ir::Node&, std::span<const DType> dts) -> std::string {
-    const std::string r = float_only ? check_input_type(dts, 0, {DType::F32, DType::F16})
-                                     : check_input_type(dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
-    return r.empty() ? check_same_types(dts, 0) : r;
+  return [float_only](const ir::Node& n, std::span<const DType> dts) -> std::string {
+    const std::string r = float_only ? check_input_type(n, dts, 0, {DType::F32, DType::F16})
+                                     : check_input_type(n, dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
+    return r.empty() ? check_same_types(n, dts, 0) : r;
   };
 }
 

@@ -23,8 +23,13 @@ std::optional<ElemType> elem_type(ir::DType dt) {
   }
 }
 
-std::string check_input_type(std::span<const ir::DType> dts, size_t i, std::initializer_list<ir::DType> allowed) {
-  if (i >= dts.size()) return "";
+namespace {
+bool omitted(const ir::Node& n, size_t i) { return i >= n.inputs.size() || n.inputs[i] == nullptr; }
+}  // namespace
+
+std::string check_input_type(const ir::Node& n, std::span<const ir::DType> dts, size_t i,
+                             std::initializer_list<ir::DType> allowed) {
+  if (i >= dts.size() || omitted(n, i)) return "";
   const ir::DType dt = dts[i];
   if (dt == ir::DType::Undefined) return "input " + std::to_string(i) + " has an unknown dtype";
   if (std::find(allowed.begin(), allowed.end(), dt) == allowed.end())
@@ -32,12 +37,15 @@ std::string check_input_type(std::span<const ir::DType> dts, size_t i, std::init
   return "";
 }
 
-std::string check_same_types(std::span<const ir::DType> dts, size_t first, size_t end) {
+std::string check_same_types(const ir::Node& n, std::span<const ir::DType> dts, size_t first, size_t end) {
   end = std::min(end, dts.size());
-  for (size_t i = first + 1; i < end; ++i)
-    if (dts[i] != ir::DType::Undefined && dts[i] != dts[first])
+  for (size_t i = first + 1; i < end; ++i) {
+    if (omitted(n, i)) continue;
+    if (dts[i] == ir::DType::Undefined) return "input " + std::to_string(i) + " has an unknown dtype";
+    if (dts[i] != dts[first])
       return "input " + std::to_string(i) + " is " + ir::dtype_name(dts[i]) + " but input " +
              std::to_string(first) + " is " + ir::dtype_name(dts[first]);
+  }
   return "";
 }
 

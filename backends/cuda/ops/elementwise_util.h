@@ -17,10 +17,14 @@ namespace mcc::backends::cuda {
 /// The kernel element type of dt, or nullopt for types these kernels do not take.
 std::optional<mcc::cuda::ElemType> elem_type(ir::DType dt);
 
-/// "" when input i (present) has one of `allowed`, else the reason ("input 0 is f64").
-std::string check_input_type(std::span<const ir::DType> dts, size_t i, std::initializer_list<ir::DType> allowed);
-/// "" when every present input in [first, end) has the dtype of input `first`.
-std::string check_same_types(std::span<const ir::DType> dts, size_t first, size_t end = SIZE_MAX);
+/// "" when input i of n is omitted or has one of `allowed`, else the reason ("input 0 is f64";
+/// an unknown dtype declines).
+std::string check_input_type(const ir::Node& n, std::span<const ir::DType> dts, size_t i,
+                             std::initializer_list<ir::DType> allowed);
+/// "" when every present input in [first, end) has the dtype of input `first` (an unknown dtype
+/// declines).
+std::string check_same_types(const ir::Node& n, std::span<const ir::DType> dts, size_t first,
+                             size_t end = SIZE_MAX);
 /// True when output i of n is present and named (its value is wanted).
 bool node_wants_output(const ir::Node& n, size_t i);
 

@@ -25,9 +25,9 @@ using mcc::cuda::ParamRef;
 
 ParamRef param(const ir::Tensor& t) { return {t.device_data(), *elem_type(t.dtype())}; }
 
-std::string float_params(std::span<const DType> dts, size_t first, size_t end) {
+std::string float_params(const ir::Node& n, std::span<const DType> dts, size_t first, size_t end) {
   for (size_t i = first; i < end && i < dts.size(); ++i)
-    if (std::string r = check_input_type(dts, i, {DType::F32, DType::F16}); !r.empty()) return r;
+    if (std::string r = check_input_type(n, dts, i, {DType::F32, DType::F16}); !r.empty()) return r;
   return "";
 }
 
@@ -39,7 +39,7 @@ std::string batch_norm_check(const ir::Node& n, std::span<const DType> dts) {
   if (n.since_version >= 14 && bn.training_mode()) return "training_mode=1";
   for (size_t i = 1; i < n.outputs.size(); ++i)
     if (node_wants_output(n, i)) return "output " + std::to_string(i) + " (training statistics) is requested";
-  return float_params(dts, 0, 5);
+  return float_params(n, dts, 0, 5);
 }
 
 Kernel batch_norm_kernel(const ir::Node& n) {
@@ -75,13 +75,13 @@ Kernel instance_norm_kernel(const ir::Node& n) {
   };
 }
 
-std::string instance_norm_check(const ir::Node&, std::span<const DType> dts) { return float_params(dts, 0, 3); }
+std::string instance_norm_check(const ir::Node& n, std::span<const DType> dts) { return float_params(n, dts, 0, 3); }
 
 // ---------------------------------------------------------------- LayerNormalization
 
 std::string layer_norm_check(const ir::Node& n, std::span<const DType> dts) {
   if (n.attr_int("stash_type", 1) != 1) return "stash_type " + std::to_string(n.attr_int("stash_type", 1));
-  return float_params(dts, 0, 3);
+  return float_params(n, dts, 0, 3);
 }
 
 /// Strides of a Scale/B tensor broadcast over the normalized dims (ModelError if it does not).
@@ -166,8 +166,8 @@ KernelFactory softmax_factory(bool log) {
   };
 }
 
-std::string softmax_check(const ir::Node&, std::span<const DType> dts) {
-  return check_input_type(dts, 0, {DType::F32, DType::F16});
+std::string softmax_check(const ir::Node& n, std::span<const DType> dts) {
+  return check_input_type(n, dts, 0, {DType::F32, DType::F16});
 }
 
 }  // namespace

@@ -60,10 +60,10 @@ ReduceLayout reduce_layout(const ir::Node& n, const std::vector<int64_t>& dims, 
 // ---------------------------------------------------------------- reductions
 
 NodeCheck reduce_check(ReduceOp op) {
-  return [op](const ir::Node&, std::span<const DType> dts) -> std::string {
+  return [op](const ir::Node& n, std::span<const DType> dts) -> std::string {
     if (mcc::cuda::reduce_has_int(op))
-      return check_input_type(dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
-    return check_input_type(dts, 0, {DType::F32, DType::F16});
+      return check_input_type(n, dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
+    return check_input_type(n, dts, 0, {DType::F32, DType::F16});
   };
 }
 
@@ -117,7 +117,7 @@ void register_reductions(OpTable& t) {
 
 std::string pool_check(const ir::Node& n, std::span<const DType> dts) {
   if (n.op_type == "MaxPool" && node_wants_output(n, 1)) return "the Indices output is requested";
-  return check_input_type(dts, 0, {DType::F32, DType::F16});
+  return check_input_type(n, dts, 0, {DType::F32, DType::F16});
 }
 
 KernelFactory pool_factory(mcc::cuda::PoolOp op) {

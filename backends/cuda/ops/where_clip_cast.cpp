@@ -24,10 +24,10 @@ constexpr std::initializer_list<DType> kFixedWidth = {
 
 // ---------------------------------------------------------------- Where
 
-std::string where_check(const ir::Node&, std::span<const DType> dts) {
-  std::string r = check_input_type(dts, 0, {DType::Bool});
-  if (r.empty()) r = check_input_type(dts, 1, kFixedWidth);
-  if (r.empty()) r = check_same_types(dts, 1, 3);
+std::string where_check(const ir::Node& n, std::span<const DType> dts) {
+  std::string r = check_input_type(n, dts, 0, {DType::Bool});
+  if (r.empty()) r = check_input_type(n, dts, 1, kFixedWidth);
+  if (r.empty()) r = check_same_types(n, dts, 1, 3);
   return r;
 }
 
@@ -46,9 +46,9 @@ Kernel where_kernel(const ir::Node&) {
 // ---------------------------------------------------------------- Clip
 
 std::string clip_check(const ir::Node& n, std::span<const DType> dts) {
-  if (n.since_version < 11) return check_input_type(dts, 0, {DType::F32, DType::F16});
-  std::string r = check_input_type(dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
-  return r.empty() ? check_same_types(dts, 0) : r;
+  if (n.since_version < 11) return check_input_type(n, dts, 0, {DType::F32, DType::F16});
+  std::string r = check_input_type(n, dts, 0, {DType::F32, DType::F16, DType::I32, DType::I64});
+  return r.empty() ? check_same_types(n, dts, 0) : r;
 }
 
 /// Reads the scalar bound input i (host tensor) into b; false when it is omitted.
@@ -93,9 +93,9 @@ constexpr std::initializer_list<DType> kCastTypes = {DType::F32, DType::F16, DTy
                                                      DType::Bool, DType::U8,  DType::I8};
 
 std::string cast_check(const ir::Node& n, std::span<const DType> dts) {
-  std::string r = check_input_type(dts, 0, kCastTypes);
+  std::string r = check_input_type(n, dts, 0, kCastTypes);
   if (!r.empty()) return r;
-  if (n.op_type == "CastLike") return check_input_type(dts, 1, kCastTypes);
+  if (n.op_type == "CastLike") return check_input_type(n, dts, 1, kCastTypes);
   const auto to = static_cast<DType>(n.attr_int("to", 0));
   for (DType d : kCastTypes)
     if (d == to) return "";

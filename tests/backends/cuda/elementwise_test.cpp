@@ -107,6 +107,16 @@ TEST_SUITE("cuda-emulated") {
         }
   }
 
+  TEST_CASE("cuda binary ops decline mixed, unknown and unhandled dtypes") {
+    CHECK_FALSE(support_of("Add", 14, {DType::F32, DType::I64}).ok);
+    CHECK_FALSE(support_of("Add", 14, {DType::F32, DType::Undefined}).ok);
+    CHECK_FALSE(support_of("Mul", 14, {DType::F64, DType::F64}).ok);
+    CHECK_FALSE(support_of("Add", 6, {DType::F32, DType::F32}).ok);  // legacy broadcast attribute
+    CHECK_FALSE(support_of("And", 7, {DType::I32, DType::I32}).ok);
+    CHECK(support_of("Add", 14, {DType::I64, DType::I64}).ok);
+    check_declined(OpTest("Add", 14).in(vec<double>({1.0})).in(vec<double>({2.0})));
+  }
+
   TEST_CASE("cuda integer division truncates and wraps like the cpu") {
     check_on_cuda(OpTest("Div", 14).in(vec<int32_t>({7, -7, 7, -7, 5, INT32_MIN})).in(vec<int32_t>({2, 2, -2, -2, 0, -1})),
                   "Div");
