@@ -3,11 +3,11 @@
 //   takes floor when upsampling and ceil when downsampling) on any fixed-width type; linear on f32
 //   and f16 (f32 accumulation), N-d (every resized axis interpolates between 2 neighbours).
 //   coordinate_transformation_mode: half_pixel, half_pixel_symmetric, pytorch_half_pixel,
-//   align_corners, asymmetric, tf_half_pixel_for_nn; output from scales or sizes (host inputs).
+//   align_corners, asymmetric, tf_half_pixel_for_nn; output from scales or sizes (host inputs),
+//   with axes and keep_aspect_ratio_policy (opset 18+).
 // The per-axis source coordinates are computed on the host in f64 with the cpu kernel's formulas
 // (backends/cpu/kernels/resize.cpp) and uploaded as tap tables; the kernel only gathers and mixes.
-// Declined: cubic, antialias, exclude_outside, axes, keep_aspect_ratio_policy other than stretch,
-//   tf_crop_and_resize, strings and sub-byte types, linear on other than f32/f16, rank above 8.
+// Declined: cubic, antialias, exclude_outside, tf_crop_and_resize, strings and sub-byte types, linear on other than f32/f16, rank above 8.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -26,11 +26,14 @@ namespace dev = ::mcc::cuda;
 
 enum class Coord { HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN };
 enum class Nearest { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Simple };
+enum class AspectPolicy { Stretch, NotLarger, NotSmaller };
 
 struct ResizeAttrs {
   bool linear = false;
   Coord coord = Coord::HalfPixel;
   Nearest nearest = Nearest::RoundPreferFloor;
+  std::vector<int64_t> axes;  // empty: every axis
+  AspectPolicy policy = AspectPolicy::Stretch;
 };
 
 bool parse_coord(const std::string& s, Coord* c) {
@@ -66,8 +69,9 @@ std::string check_resize(const ir::Node& n, std::span<const ir::DType> dts) {
   if (!parse_nearest(n.attr_string("nearest_mode", "round_prefer_floor"), &m)) return "nearest_mode";
   if (n.attr_int("antialias", 0) != 0) return "antialias";
   if (n.attr_int("exclude_outside", 0) != 0) return "exclude_outside";
-  if (n.has_attr("axes")) return "axes";
-  if (n.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch") return "keep_aspect_ratio_policy";
+  const std::string policy = n.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return "keep_aspect_ratio_policy " + policy;
   return {};
 }
 
@@ -81,6 +85,11 @@ ResizeAttrs parse_attrs(const ir::Node& n) {
   }
   parse_coord(n.attr_string("coordinate_transformation_mode", "half_pixel"), &a.coord);
   parse_nearest(n.attr_string("nearest_mode", "round_prefer_floor"), &a.nearest);
+  a.axes = n.attr_ints("axes");
+  const std::string policy = n.attr_string("keep_aspect_ratio_policy", "stretch");
+  a.policy = policy == "not_larger" ? AspectPolicy::NotLarger
+             : policy == "not_smaller" ? AspectPolicy::NotSmaller
+                                       : AspectPolicy::Stretch;
   return a;
 }
 
@@ -144,9 +153,23 @@ int append_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, boo
 
 bool close_to(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
 
-/// Output dims and per-axis scales from the scales or sizes host input.
-void output_geometry(const KernelContext& ctx, const std::vector<int64_t>& in_dims, std::vector<int64_t>& out_dims,
-                     std::vector<double>& scale) {
+/// The resized axes: the axes attribute normalized, or every axis.
+std::vector<size_t> resized_axes(const ir::Node& n, const ResizeAttrs& a, size_t rank) {
+  std::vector<size_t> axes;
+  if (a.axes.empty())
+    for (size_t d = 0; d < rank; ++d) axes.push_back(d);
+  for (int64_t ax : a.axes) {
+    const auto d = static_cast<size_t>(cpu::normalize_axis(n, ax, static_cast<int64_t>(rank)));
+    if (std::find(axes.begin(), axes.end(), d) != axes.end()) throw ModelError(n.describe() + ": axes must not repeat");
+    axes.push_back(d);
+  }
+  return axes;
+}
+
+/// Output dims and per-axis scales from the scales or sizes host input (the cpu kernel's rules,
+/// keep_aspect_ratio_policy included).
+void output_geometry(const KernelContext& ctx, const ResizeAttrs& a, const std::vector<int64_t>& in_dims,
+                     std::vector<int64_t>& out_dims, std::vector<double>& scale) {
   const ir::Node& n = ctx.node();
   const bool v11 = n.since_version >= 11;
   const size_t si = v11 ? 2 : 1;
@@ -156,22 +179,30 @@ void output_geometry(const KernelContext& ctx, const std::vector<int64_t>& in_di
     for (float s : cpu::read_float_tensor(n, ctx.in(si), "scales")) scales.push_back(s);
   if (v11 && ctx.has_input(3) && ctx.in(3).numel() > 0) sizes = cpu::read_int_tensor(n, ctx.in(3), "sizes");
   if (scales.empty() == sizes.empty()) throw ModelError(n.describe() + ": exactly one of scales and sizes must be given");
-  const size_t rank = in_dims.size();
-  if ((!scales.empty() && scales.size() != rank) || (!sizes.empty() && sizes.size() != rank))
-    throw ModelError(n.describe() + ": scales or sizes need one value per input dim");
+  const std::vector<size_t> axes = resized_axes(n, a, in_dims.size());
+  if ((!scales.empty() && scales.size() != axes.size()) || (!sizes.empty() && sizes.size() != axes.size()))
+    throw ModelError(n.describe() + ": scales or sizes need one value per resized axis");
   out_dims = in_dims;
-  scale.assign(rank, 1.0);
-  for (size_t d = 0; d < rank; ++d) {
+  scale.assign(in_dims.size(), 1.0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const size_t d = axes[i];
     if (!scales.empty()) {
-      if (!(scales[d] > 0)) throw ModelError(n.describe() + ": scales must be positive");
-      scale[d] = scales[d];
-      out_dims[d] = static_cast<int64_t>(scales[d] * static_cast<double>(in_dims[d]));
+      if (!(scales[i] > 0)) throw ModelError(n.describe() + ": scales must be positive");
+      scale[d] = scales[i];
+      out_dims[d] = static_cast<int64_t>(scales[i] * static_cast<double>(in_dims[d]));
     } else {
-      if (sizes[d] < 0) throw ModelError(n.describe() + ": sizes must not be negative");
+      if (sizes[i] < 0) throw ModelError(n.describe() + ": sizes must not be negative");
       if (in_dims[d] == 0) throw ModelError(n.describe() + ": cannot resize an empty axis to a size");
-      scale[d] = static_cast<double>(sizes[d]) / static_cast<double>(in_dims[d]);
-      out_dims[d] = sizes[d];
+      scale[d] = static_cast<double>(sizes[i]) / static_cast<double>(in_dims[d]);
+      out_dims[d] = sizes[i];
     }
+  }
+  if (sizes.empty() || a.policy == AspectPolicy::Stretch) return;
+  double s = scale[axes[0]];
+  for (size_t d : axes) s = a.policy == AspectPolicy::NotLarger ? std::min(s, scale[d]) : std::max(s, scale[d]);
+  for (size_t d : axes) {
+    scale[d] = s;
+    out_dims[d] = static_cast<int64_t>(s * static_cast<double>(in_dims[d]) + 0.5);
   }
 }
 
@@ -183,7 +214,7 @@ void run_resize(KernelContext& ctx, const ResizeAttrs& a) {
     throw ModelError(n.describe() + ": the cuda Resize handles rank <= 8");
   std::vector<int64_t> out_dims;
   std::vector<double> scale;
-  output_geometry(ctx, x.dims(), out_dims, scale);
+  output_geometry(ctx, a, x.dims(), out_dims, scale);
   Tensor& y = ctx.alloc_output(0, x.dtype(), out_dims);
   if (y.numel() == 0) return;
   if (x.numel() == 0) throw ModelError(n.describe() + ": cannot resize an empty input to a non-empty output");

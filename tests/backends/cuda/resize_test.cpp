@@ -1,6 +1,7 @@
 // The cuda backend's Resize against the cpu: nearest with every nearest_mode, linear with every
 // accepted coordinate_transformation_mode on f32 and f16, scales and sizes, up- and downsampling,
-// Resize-10, N-d linear, nearest on integer data, empty outputs, and what stays on the cpu.
+// Resize-10, N-d linear, axes and keep_aspect_ratio_policy, nearest on integer data, empty
+// outputs, and what stays on the cpu.
 #include <doctest/doctest.h>
 
 #include "backends/cuda/data_movement_test_util.h"
@@ -78,6 +79,22 @@ TEST_SUITE("cuda-emulated") {
                   "Resize");
   }
 
+  TEST_CASE("cuda Resize axes and keep_aspect_ratio_policy (opset 18+)") {
+    const ir::Tensor x = random_of(ir::DType::F32, {1, 2, 4, 6}, 8);
+    for (const char* mode : {"nearest", "linear"}) {
+      INFO("mode " << mode);
+      check_on_cuda(resize(18, x, {}, {3, 5}).s("mode", mode).is("axes", {2, 3}), "Resize");
+      check_on_cuda(resize(18, x, {}, {5, 3}).s("mode", mode).is("axes", {-1, -2}), "Resize");
+      check_on_cuda(resize(18, x, {2.f, 0.5f}, {}).s("mode", mode).is("axes", {3, 1}), "Resize");
+      for (const char* policy : {"not_larger", "not_smaller"}) {
+        INFO("policy " << policy);
+        check_on_cuda(resize(18, x, {}, {1, 2, 7, 9}).s("mode", mode).s("keep_aspect_ratio_policy", policy), "Resize");
+        check_on_cuda(resize(18, x, {}, {3, 8}).s("mode", mode).is("axes", {2, 3}).s("keep_aspect_ratio_policy", policy),
+                      "Resize");
+      }
+    }
+  }
+
   TEST_CASE("cuda Resize-10 (asymmetric) and empty outputs") {
     const ir::Tensor x = random_of(ir::DType::F32, {1, 1, 4, 6}, 5);
     check_on_cuda(OpTest("Resize", 10).in(x).in(vec<float>({1, 1, 2, 3})), "Resize");
@@ -92,8 +109,6 @@ TEST_SUITE("cuda-emulated") {
     check_declined(resize(13, x, {1, 1, 2, 2}, {}).s("mode", "cubic"));
     check_declined(resize(18, x, {1, 1, 0.5f, 0.5f}, {}).s("mode", "linear").i("antialias", 1));
     check_declined(resize(13, x, {1, 1, 2, 2}, {}).s("coordinate_transformation_mode", "tf_crop_and_resize"));
-    check_declined(resize(18, x, {}, {3, 3}).is("axes", {2, 3}));
-    check_declined(resize(18, x, {}, {1, 1, 3, 5}).s("keep_aspect_ratio_policy", "not_larger"));
     check_declined(resize(13, x, {1, 1, 2, 2}, {}).s("mode", "linear").i("exclude_outside", 1));
     check_declined(resize(13, tensor<int32_t>({1, 2}, {1, 2}), {1, 2}, {}).s("mode", "linear"));
   }
