@@ -1,8 +1,10 @@
 // Layout ops on the cuda backend: Concat (axis; opset 1-3 default axis 1), Split (split
 // attribute before 13, host input from 13, num_outputs with an uneven last chunk from 18),
-// Transpose (perm, default reversed), Expand (host shape input, numpy broadcasting; no copy when
-// the shape does not change) and Tile (host repeats input, opset 6+).
-// Concat and Split copy [outer, len * inner] row blocks; Transpose and Expand are strided copies;
+// Transpose (perm, default reversed), DepthToSpace (DCR and CRD) and SpaceToDepth, Expand (host
+// shape input, numpy broadcasting; no copy when the shape does not change) and Tile (host repeats
+// input, opset 6+).
+// Concat and Split copy [outer, len * inner] row blocks; Transpose, DepthToSpace, SpaceToDepth and
+// Expand are strided copies;
 // Tile repeats by coordinate modulo. Empty inputs and outputs are allowed.
 // dtypes: every fixed-width type of 1, 2, 4 or 8 bytes (byte-generic movement).
 // Declined: strings, sub-byte types, Tile-1 (tiles/axis inputs), Tile above rank 8.
@@ -151,6 +153,50 @@ Kernel make_transpose(const ir::Node& n) {
   };
 }
 
+/// Writes x, viewed with dims `view`, permuted by `perm` into output 0 of dims `out`.
+void permute_into(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& view,
+                  const std::vector<int64_t>& perm, std::vector<int64_t> out) {
+  const auto in_strides = cpu::contiguous_strides(view);
+  std::vector<int64_t> dims(perm.size()), strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    dims[i] = view[static_cast<size_t>(perm[i])];
+    strides[i] = in_strides[static_cast<size_t>(perm[i])];
+  }
+  Tensor& y = ctx.alloc_output(0, x.dtype(), std::move(out));
+  device_strided_copy(ctx.node(), x, 0, dims, strides, y);
+}
+
+Kernel make_depth_to_space(const ir::Node& n) {
+  const int64_t b = n.attr_int("blocksize", 0);
+  if (b < 1) throw ModelError(n.describe() + ": DepthToSpace blocksize must be >= 1");
+  const bool crd = n.attr_string("mode", "DCR") == "CRD";
+  return [=](KernelContext& ctx) {
+    const Tensor& x = ctx.in(0);
+    if (x.rank() != 4 || x.dims()[1] % (b * b) != 0)
+      throw ModelError(ctx.node().describe() + ": DepthToSpace needs [N,C,H,W] with C divisible by blocksize^2");
+    const int64_t N = x.dims()[0], C = x.dims()[1] / (b * b), H = x.dims()[2], W = x.dims()[3];
+    if (crd) permute_into(ctx, x, {N, C, b, b, H, W}, {0, 1, 4, 2, 5, 3}, {N, C, H * b, W * b});
+    else permute_into(ctx, x, {N, b, b, C, H, W}, {0, 3, 4, 1, 5, 2}, {N, C, H * b, W * b});
+  };
+}
+
+Kernel make_space_to_depth(const ir::Node& n) {
+  const int64_t b = n.attr_int("blocksize", 0);
+  if (b < 1) throw ModelError(n.describe() + ": SpaceToDepth blocksize must be >= 1");
+  return [=](KernelContext& ctx) {
+    const Tensor& x = ctx.in(0);
+    if (x.rank() != 4 || x.dims()[2] % b != 0 || x.dims()[3] % b != 0)
+      throw ModelError(ctx.node().describe() + ": SpaceToDepth needs [N,C,H,W] with H and W divisible by blocksize");
+    const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2] / b, W = x.dims()[3] / b;
+    permute_into(ctx, x, {N, C, H, b, W, b}, {0, 3, 5, 1, 2, 4}, {N, C * b * b, H, W});
+  };
+}
+
+std::string check_depth_mode(const ir::Node& n, std::span<const ir::DType>) {
+  const std::string mode = n.attr_string("mode", "DCR");
+  return mode == "DCR" || mode == "CRD" ? std::string() : "DepthToSpace mode " + mode;
+}
+
 void run_expand(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const auto shape = cpu::read_int_tensor(ctx.node(), ctx.in(1), "Expand shape");
@@ -189,6 +235,8 @@ void register_concat_split(OpTable& t) {
   t.add("Concat", 1, 0, make_concat, any_fixed_width());
   t.add("Split", 1, 0, make_split, any_fixed_width({0}), {1});
   t.add("Transpose", 1, 0, make_transpose, any_fixed_width({0}));
+  t.add("DepthToSpace", 1, 0, make_depth_to_space, all_of({any_fixed_width({0}), check_depth_mode}));
+  t.add("SpaceToDepth", 1, 0, make_space_to_depth, any_fixed_width({0}));
   t.add("Expand", 8, 0, stateless(run_expand), any_fixed_width({0}), {1});
   t.add("Tile", 6, 0, stateless(run_tile), all_of({any_fixed_width({0}), rank_at_most(0, 8)}), {1});
 }

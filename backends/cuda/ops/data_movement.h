@@ -26,7 +26,7 @@ NodeCheck rank_at_most(int index, size_t max_rank);
 uint64_t element_bits(const ir::Tensor& host);
 
 void register_shape_ops(OpTable& t);    // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Shape, Size, Constant, ConstantOfShape
-void register_concat_split(OpTable& t); // Concat, Split, Transpose, Expand, Tile
+void register_concat_split(OpTable& t); // Concat, Split, Transpose, DepthToSpace, SpaceToDepth, Expand, Tile
 void register_slice_pad(OpTable& t);    // Slice, Pad
 void register_gather(OpTable& t);       // Gather
 void register_resize(OpTable& t);       // Resize

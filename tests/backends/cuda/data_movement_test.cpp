@@ -1,7 +1,7 @@
 // The cuda backend's data-movement ops against the cpu: views (Reshape, Flatten, Squeeze,
-// Unsqueeze, Identity), Shape/Size, Constant/ConstantOfShape, Transpose, Concat, Split, Slice,
-// Gather, Expand, Tile and Pad over several dtypes, negative axes, odd and empty shapes, host
-// inputs fed from graph inputs, and what stays on the cpu.
+// Unsqueeze, Identity), Shape/Size, Constant/ConstantOfShape, Transpose, DepthToSpace,
+// SpaceToDepth, Concat, Split, Slice, Gather, Expand, Tile and Pad over several dtypes, negative
+// axes, odd and empty shapes, host inputs fed from graph inputs, and what stays on the cpu.
 #include <doctest/doctest.h>
 
 #include <limits>
@@ -136,6 +136,18 @@ TEST_SUITE("cuda-emulated") {
     check_on_cuda(OpTest("Transpose", 13).is("perm", {1, 0, 2, 3, 4, 5, 6, 7, 8}).in(counting(ir::DType::F32, {2, 3, 2, 1, 2, 1, 2, 1, 2})),
                   "Transpose");
     check_declined(OpTest("Transpose", 13).in(ir::Tensor::from_strings({2}, {"a", "b"})));
+  }
+
+  TEST_CASE("cuda DepthToSpace (DCR, CRD) and SpaceToDepth") {
+    for (ir::DType dt : kTypes) {
+      INFO("dtype " << ir::dtype_name(dt));
+      const ir::Tensor x = counting(dt, {2, 12, 3, 5});
+      check_on_cuda(OpTest("DepthToSpace", 13).i("blocksize", 2).in(x), "DepthToSpace");
+      check_on_cuda(OpTest("DepthToSpace", 13).i("blocksize", 2).s("mode", "CRD").in(x), "DepthToSpace");
+      check_on_cuda(OpTest("SpaceToDepth", 13).i("blocksize", 3).in(counting(dt, {2, 5, 6, 9})), "SpaceToDepth");
+    }
+    check_on_cuda(OpTest("DepthToSpace", 11).i("blocksize", 1).in(counting(ir::DType::F32, {1, 3, 2, 2})), "DepthToSpace");
+    check_on_cuda(OpTest("SpaceToDepth", 1).i("blocksize", 2).in(counting(ir::DType::F32, {0, 2, 4, 4})), "SpaceToDepth");
   }
 
   TEST_CASE("cuda Concat: axes, many inputs, empty inputs") {
