@@ -131,7 +131,54 @@ void reduce_typed(ElemType type, const void* x, const Shape8& kept, int64_t num_
   }
 }
 
+/// a > b with NaN above every number (floats compared as float, ints as int64).
+template <class V>
+MCC_HD inline bool greater(V a, V b) {
+  if constexpr (!std::is_integral_v<V>) {
+    if (a != a) return b == b;
+    if (b != b) return false;
+  }
+  return a > b;
+}
+
+template <class T>
+MCC_HD inline auto load_compare(T v) {
+  if constexpr (std::is_integral_v<T>) return static_cast<int64_t>(v);
+  else return to_float(v);
+}
+
+template <class T>
+void arg_reduce_t(bool is_max, bool last, const T* x, int64_t outer, int64_t len, int64_t inner, int64_t* y) {
+  for_each(outer * inner, [=] MCC_DEVICE(int64_t r) {
+    const int64_t base = (r / inner) * len * inner + r % inner;
+    auto best = load_compare(x[base]);
+    int64_t bi = 0;
+    for (int64_t j = 1; j < len; ++j) {
+      const auto v = load_compare(x[base + j * inner]);
+      const bool better = is_max ? greater(v, best) : greater(best, v);
+      const bool equal = !greater(v, best) && !greater(best, v);
+      if (better || (last && equal)) {
+        best = v;
+        bi = j;
+      }
+    }
+    y[r] = bi;
+  });
+}
+
 }  // namespace
+
+void arg_reduce(bool is_max, bool last, ElemType type, const void* x, int64_t outer, int64_t len, int64_t inner,
+                int64_t* y) {
+  if (outer * inner <= 0 || len <= 0) return;
+  switch (type) {
+    case ElemType::F32: arg_reduce_t(is_max, last, static_cast<const float*>(x), outer, len, inner, y); break;
+    case ElemType::F16: arg_reduce_t(is_max, last, static_cast<const half_t*>(x), outer, len, inner, y); break;
+    case ElemType::I32: arg_reduce_t(is_max, last, static_cast<const int32_t*>(x), outer, len, inner, y); break;
+    case ElemType::I64: arg_reduce_t(is_max, last, static_cast<const int64_t*>(x), outer, len, inner, y); break;
+    default: break;
+  }
+}
 
 bool reduce_has_int(ReduceOp op) {
   return op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Max || op == ReduceOp::Min ||

@@ -1,8 +1,9 @@
-// The cuda backend's reductions (ReduceSum/Mean/Max/Min/Prod/L1/L2/SumSquare/LogSum/LogSumExp)
-// and pools (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool): NodeChecks, factories and
-// launches of kernels/reduce.cu and kernels/pool.cu.
+// The cuda backend's reductions (ReduceSum/Mean/Max/Min/Prod/L1/L2/SumSquare/LogSum/LogSumExp,
+// ArgMax/ArgMin) and pools (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool):
+// NodeChecks, factories and launches of kernels/reduce.cu and kernels/pool.cu.
 // Handled: reductions on f32/f16 (Sum, Mean, Max, Min, Prod also i32/i64) with axes as attribute
 // (ReduceSum 1-12, others 1-17) or host input (13+ / 18+), keepdims, noop_with_empty_axes;
+// ArgMax/ArgMin (f32, f16, i32, i64; axis, keepdims, select_last_index);
 // MaxPool/AveragePool with 1-3 spatial dims, kernel/strides/pads/dilations, auto_pad, ceil_mode,
 // count_include_pad (window geometry from the cpu's conv_geometry); global pools of any rank.
 // Declined: MaxPool's Indices output, int8/uint8 MaxPool, f64/bf16, other integer reductions.
@@ -113,6 +114,35 @@ void register_reductions(OpTable& t) {
   }
 }
 
+// ---------------------------------------------------------------- ArgMax, ArgMin
+
+KernelFactory arg_factory(bool is_max) {
+  return [is_max](const ir::Node& n) -> Kernel {
+    const int64_t axis_attr = n.attr_int("axis", 0);
+    const bool keepdims = n.attr_int("keepdims", 1) != 0;
+    const bool last = n.attr_int("select_last_index", 0) != 0;
+    return [=](KernelContext& ctx) {
+      const ir::Node& node = ctx.node();
+      const ir::Tensor& x = ctx.in(0);
+      const auto rank = static_cast<int64_t>(x.rank());
+      const int64_t axis = cpu::normalize_axis(node, axis_attr, rank);
+      std::vector<int64_t> out_dims;
+      int64_t outer = 1, len = 1, inner = 1;
+      for (int64_t i = 0; i < rank; ++i) {
+        const int64_t d = x.dims()[static_cast<size_t>(i)];
+        if (i != axis) out_dims.push_back(d);
+        else if (keepdims) out_dims.push_back(1);
+        (i < axis ? outer : (i == axis ? len : inner)) *= d;
+      }
+      if (len == 0 && outer * inner > 0)
+        throw ModelError(node.describe() + ": " + node.op_type + " over an empty axis");
+      ir::Tensor& y = ctx.alloc_output(0, DType::I64, out_dims);
+      mcc::cuda::arg_reduce(is_max, last, *elem_type(x.dtype()), x.device_data(), outer, len, inner,
+                            static_cast<int64_t*>(y.mutable_device_data()));
+    };
+  };
+}
+
 // ---------------------------------------------------------------- pools
 
 std::string pool_check(const ir::Node& n, std::span<const DType> dts) {
@@ -172,6 +202,8 @@ void register_pools(OpTable& t) {
 
 void register_reduce_pool(OpTable& t) {
   register_reductions(t);
+  t.add("ArgMax", 1, 0, arg_factory(true), reduce_check(ReduceOp::Max));
+  t.add("ArgMin", 1, 0, arg_factory(false), reduce_check(ReduceOp::Min));
   register_pools(t);
 }
 

@@ -1,7 +1,8 @@
-// The cuda backend's reductions and pools against the cpu: every reduce op, axes as attribute
-// and input, negative axes, keepdims both ways, noop_with_empty_axes, integer reductions, empty
-// reductions; MaxPool/AveragePool window attributes (pads, strides, dilations, ceil_mode,
-// auto_pad, count_include_pad) on 1-D to 3-D inputs; global pools; what stays on the cpu.
+// The cuda backend's reductions, ArgMax/ArgMin and pools against the cpu: every reduce op, axes
+// as attribute and input, negative axes, keepdims both ways, noop_with_empty_axes, integer
+// reductions, empty reductions; MaxPool/AveragePool window attributes (pads, strides, dilations,
+// ceil_mode, auto_pad, count_include_pad) on 1-D to 3-D inputs; global pools; what stays on the
+// cpu.
 #include <doctest/doctest.h>
 
 #include "backends/cuda/ew_test_util.h"
@@ -87,6 +88,24 @@ TEST_SUITE("cuda-emulated") {
     check_on_cuda(OpTest("ReduceMax", 18).in(values_of(DType::I64, {3, 0}, 1)).in(vec<int64_t>({1})), "ReduceMax");
     check_declined(OpTest("ReduceL2", 18).in(values_of(DType::I32, {3, 4}, 1)));
     check_declined(OpTest("ReduceSum", 13).in(vec<double>({1.0, 2.0})));
+  }
+
+  TEST_CASE("cuda ArgMax and ArgMin: axes, keepdims, select_last_index, ties and NaN") {
+    for (const char* op : {"ArgMax", "ArgMin"}) {
+      for (DType dt : {DType::F32, DType::F16, DType::I32, DType::I64})
+        for (int64_t axis : {0, 1, 2, -1})
+          for (int keep : {0, 1})
+            for (int last : {0, 1}) {
+              INFO(op << " " << ir::dtype_name(dt) << " axis " << axis << " keepdims " << keep << " last " << last);
+              // Few distinct values so that ties occur.
+              check_on_cuda(OpTest(op, 13).i("axis", axis).i("keepdims", keep).i("select_last_index", last)
+                                .in(values_of(dt, {3, 7, 33}, 1, -3, 3)), op);
+            }
+      check_on_cuda(OpTest(op, 11).in(values_of(DType::F32, {5, 4}, 2)), op);
+      check_on_cuda(OpTest(op, 13).i("axis", 1).in(tensor<float>({2, 3}, {1.f, std::nanf(""), 3.f, -1.f, -2.f, 5.f})), op);
+      check_on_cuda(OpTest(op, 13).i("axis", 1).in(values_of(DType::F32, {0, 3}, 2)), op);
+    }
+    check_declined(OpTest("ArgMax", 13).in(vec<double>({1.0, 2.0})));
   }
 
   TEST_CASE("cuda MaxPool and AveragePool: window attributes on 2-D inputs") {
