@@ -44,6 +44,6 @@ mcc::cuda::Shape8 broadcast_to(const ir::Node& n, const std::vector<int64_t>& in
 
 namespace mcc::backends::cuda {
 class OpTable;
-/// Where, Clip, Cast, CastLike (ops/where_clip_cast.cpp); part of register_elementwise.
+/// Dropout, Where, Clip, Cast, CastLike (ops/where_clip_cast.cpp); part of register_elementwise.
 void register_where_clip_cast(OpTable& t);
 }  // namespace mcc::backends::cuda

@@ -1,6 +1,7 @@
-// The cuda backend's Where, Clip, Cast and CastLike: NodeChecks, factories and launches of
-// kernels/where_clip_cast.cu.
-// Handled: Where 9+ on any fixed-width element type with a bool condition and numpy broadcasting;
+// The cuda backend's Dropout (inference), Where, Clip, Cast and CastLike: NodeChecks, factories
+// and launches of kernels/where_clip_cast.cu.
+// Handled: Dropout 7+ in inference (the identity; no ratio/training_mode input, no mask output);
+// Where 9+ on any fixed-width element type with a bool condition and numpy broadcasting;
 // Clip 6-10 (min/max attributes) on f32/f16 and 11+ (optional scalar min/max inputs, read on the
 // host) on f32, f16, i32, i64; Cast 6+ and CastLike 15+ between f32, f16, i32, i64, bool, u8, i8.
 // Declined: other dtypes (f64, bf16, strings, float8, 4-bit types), Cast before opset 6 (`to`
@@ -113,9 +114,24 @@ Kernel cast_kernel(const ir::Node& n) {
   };
 }
 
+// ---------------------------------------------------------------- Dropout (inference)
+
+std::string dropout_check(const ir::Node& n, std::span<const DType>) {
+  if (n.inputs.size() > 1 && n.inputs[1]) return "the ratio input is given";
+  if (n.inputs.size() > 2 && n.inputs[2]) return "the training_mode input is given";
+  if (node_wants_output(n, 1)) return "the mask output is requested";
+  return "";
+}
+
+/// Inference Dropout is the identity: the output is the input tensor itself.
+Kernel dropout_kernel(const ir::Node&) {
+  return [](KernelContext& ctx) { ctx.set_output(0, ctx.in(0)); };
+}
+
 }  // namespace
 
 void register_where_clip_cast(OpTable& t) {
+  t.add("Dropout", 7, 0, dropout_kernel, dropout_check);
   t.add("Where", 9, 0, where_kernel, where_check);
   t.add("Clip", 6, 10, clip_kernel, clip_check);
   t.add("Clip", 11, 0, clip_kernel, clip_check, {1, 2});

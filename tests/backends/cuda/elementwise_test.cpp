@@ -235,6 +235,14 @@ TEST_SUITE("cuda-emulated") {
                   "Clip");
   }
 
+  TEST_CASE("cuda Dropout in inference is the identity") {
+    for (DType dt : {DType::F32, DType::F16, DType::I64})
+      check_on_cuda(OpTest("Dropout", 13).in(values_of(dt, kOdd, 1)), "Dropout");
+    check_on_cuda(OpTest("Dropout", 7).f("ratio", 0.3f).in(values_of(DType::F32, {0, 4}, 1)), "Dropout");
+    check_declined(OpTest("Dropout", 13).in(values_of(DType::F32, {4}, 1)).outs(2));
+    check_declined(OpTest("Dropout", 13).in(values_of(DType::F32, {4}, 1)).in(scalar<float>(0.2f)));
+  }
+
   TEST_CASE("cuda Cast between every handled dtype pair") {
     const DType types[] = {DType::F32, DType::F16, DType::I32, DType::I64, DType::Bool, DType::U8, DType::I8};
     for (DType from : types)
