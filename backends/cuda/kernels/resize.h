@@ -3,8 +3,9 @@
 // that are not resized, 2 for linear); the kernel sums the products over all tap combinations.
 // Nearest is element-size generic (1, 2, 4 or 8 bytes); linear is f32 or f16 with f32
 // accumulation. Plain C++ declarations; bodies in resize.cu.
-// Does not apply to: cubic, antialias, extrapolated points (tf_crop_and_resize), rank above
-// kMaxResizeRank.
+// A negative offset marks an output coordinate outside the input (tf_crop_and_resize): every
+// output element with such a coordinate gets the extrapolation value.
+// Does not apply to: cubic, antialias, rank above kMaxResizeRank.
 #pragma once
 #include <cstdint>
 
@@ -24,14 +25,15 @@ struct ResizeGeometry {
   int64_t table_start[kMaxResizeRank] = {};
 };
 
-/// dst[i] = src[sum_d offsets[table_start[d] + c_d]] (every taps[d] is 1). `offsets` is device
-/// memory.
+/// dst[i] = src[sum_d offsets[table_start[d] + c_d]] (every taps[d] is 1), or the element whose
+/// little-endian bits are `extrapolation` where an offset is negative. `offsets` is device memory.
 void resize_nearest(const void* src, void* dst, const ResizeGeometry& g, const int64_t* offsets,
-                    int elem_bytes);
+                    uint64_t extrapolation, int elem_bytes);
 
 /// dst[i] = sum over tap combinations of (product of the taps' weights) * src[sum of offsets];
-/// combinations with weight 0 are skipped. `offsets` and `weights` are device memory.
+/// combinations with weight 0 are skipped; `extrapolation` where a coordinate's first offset is
+/// negative. `offsets` and `weights` are device memory.
 void resize_linear(const void* src, void* dst, const ResizeGeometry& g, const int64_t* offsets,
-                   const float* weights, ResizeElem elem);
+                   const float* weights, float extrapolation, ResizeElem elem);
 
 }  // namespace mcc::cuda

@@ -3,17 +3,19 @@
 //   takes floor when upsampling and ceil when downsampling) on any fixed-width type; linear on f32
 //   and f16 (f32 accumulation), N-d (every resized axis interpolates between 2 neighbours).
 //   coordinate_transformation_mode: half_pixel, half_pixel_symmetric, pytorch_half_pixel,
-//   align_corners, asymmetric, tf_half_pixel_for_nn; output from scales or sizes (host inputs),
-//   with axes and keep_aspect_ratio_policy (opset 18+).
+//   align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize (roi host input,
+//   extrapolation_value); output from scales or sizes (host inputs), with axes and
+//   keep_aspect_ratio_policy (opset 18+).
 // The per-axis source coordinates are computed on the host in f64 with the cpu kernel's formulas
 // (backends/cpu/kernels/resize.cpp) and uploaded as tap tables; the kernel only gathers and mixes.
-// Declined: cubic, antialias, exclude_outside, tf_crop_and_resize, strings and sub-byte types, linear on other than f32/f16, rank above 8.
+// Declined: cubic, antialias, exclude_outside, strings and sub-byte types, linear on other than f32/f16, rank above 8.
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/kernels/kernel_util.h"
+#include "backends/cpu/kernels/reduce_util.h"
 #include "backends/cuda/kernels/resize.h"
 #include "backends/cuda/ops/data_movement.h"
 #include "ir/errors.h"
@@ -24,7 +26,9 @@ namespace {
 using ir::Tensor;
 namespace dev = ::mcc::cuda;
 
-enum class Coord { HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN };
+enum class Coord {
+  HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN, TfCropAndResize
+};
 enum class Nearest { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Simple };
 enum class AspectPolicy { Stretch, NotLarger, NotSmaller };
 
@@ -34,13 +38,15 @@ struct ResizeAttrs {
   Nearest nearest = Nearest::RoundPreferFloor;
   std::vector<int64_t> axes;  // empty: every axis
   AspectPolicy policy = AspectPolicy::Stretch;
+  double extrapolation = 0.0;  // tf_crop_and_resize outside the input
 };
 
 bool parse_coord(const std::string& s, Coord* c) {
   static const std::pair<const char*, Coord> kModes[] = {
       {"half_pixel", Coord::HalfPixel},       {"half_pixel_symmetric", Coord::HalfPixelSymmetric},
       {"pytorch_half_pixel", Coord::PytorchHalfPixel}, {"align_corners", Coord::AlignCorners},
-      {"asymmetric", Coord::Asymmetric},      {"tf_half_pixel_for_nn", Coord::TfHalfPixelForNN}};
+      {"asymmetric", Coord::Asymmetric},      {"tf_half_pixel_for_nn", Coord::TfHalfPixelForNN},
+      {"tf_crop_and_resize", Coord::TfCropAndResize}};
   for (const auto& [name, m] : kModes)
     if (s == name) return *c = m, true;
   return false;
@@ -90,13 +96,21 @@ ResizeAttrs parse_attrs(const ir::Node& n) {
   a.policy = policy == "not_larger" ? AspectPolicy::NotLarger
              : policy == "not_smaller" ? AspectPolicy::NotSmaller
                                        : AspectPolicy::Stretch;
+  a.extrapolation = n.attr_float("extrapolation_value", 0.0f);
   return a;
 }
 
-/// Source coordinate of output coordinate y along an axis of in_w input elements (the cpu
-/// kernel's formulas, in f64 with the unrounded output width).
-double source_coord(Coord c, double y, double scale, double in_w, int64_t out) {
-  const double out_w = scale * in_w;
+/// One axis of the resize: sizes, scale, region of interest, and the input stride.
+struct AxisSpec {
+  int64_t in = 0, out = 0, stride = 1;
+  double scale = 1.0, roi_lo = 0.0, roi_hi = 1.0;
+  bool identity = true;
+};
+
+/// Source coordinate of output coordinate y (the cpu kernel's formulas, in f64 with the unrounded
+/// output width).
+double source_coord(Coord c, double y, const AxisSpec& ax) {
+  const double in_w = static_cast<double>(ax.in), scale = ax.scale, out_w = scale * in_w;
   switch (c) {
     case Coord::AlignCorners: return out_w == 1 ? 0.0 : y * (in_w - 1) / (out_w - 1);
     case Coord::Asymmetric: return y / scale;
@@ -104,54 +118,74 @@ double source_coord(Coord c, double y, double scale, double in_w, int64_t out) {
     case Coord::HalfPixel: return (y + 0.5) / scale - 0.5;
     case Coord::TfHalfPixelForNN: return (y + 0.5) / scale;
     case Coord::HalfPixelSymmetric: {
-      const double adjustment = static_cast<double>(out) / out_w;
+      const double adjustment = static_cast<double>(ax.out) / out_w;
       return in_w / 2 * (1 - adjustment) + (y + 0.5) / scale - 0.5;
+    }
+    case Coord::TfCropAndResize: {
+      const double span = ax.roi_hi - ax.roi_lo;
+      const double x = out_w == 1 ? span * (in_w - 1) / 2 : y * span * (in_w - 1) / (out_w - 1);
+      return x + ax.roi_lo * (in_w - 1);
     }
   }
   return 0.0;
 }
 
+/// Input index of nearest-mode coordinate x.
+int64_t nearest_index(const ResizeAttrs& a, double x, double scale) {
+  const double fl = std::floor(x);
+  if (a.nearest == Nearest::Simple) return scale < 1 ? static_cast<int64_t>(std::ceil(x)) : static_cast<int64_t>(fl);
+  if (x == fl) return static_cast<int64_t>(x);
+  const double ratio = x - fl;
+  const bool up = a.nearest == Nearest::Ceil || (a.nearest == Nearest::RoundPreferFloor && ratio > 0.5) ||
+                  (a.nearest == Nearest::RoundPreferCeil && ratio >= 0.5);
+  return static_cast<int64_t>(fl) + (up ? 1 : 0);
+}
+
 /// Appends the taps of one axis (taps per output coordinate: 1 when nearest or not resized,
-/// else 2) to the tables; offsets are input indices times `stride`.
-int append_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, bool identity, int64_t stride,
-                std::vector<int64_t>& offsets, std::vector<float>& weights) {
-  auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
-  const int taps = identity || !a.linear ? 1 : 2;
-  for (int64_t o = 0; o < out; ++o) {
-    if (identity) {
-      offsets.push_back(o * stride);
+/// else 2) to the tables; offsets are input indices times the stride, -1 outside the input.
+int append_axis(const ResizeAttrs& a, const AxisSpec& ax, std::vector<int64_t>& offsets, std::vector<float>& weights) {
+  auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, ax.in - 1) * ax.stride; };
+  const int taps = ax.identity || !a.linear ? 1 : 2;
+  for (int64_t o = 0; o < ax.out; ++o) {
+    if (ax.identity) {
+      offsets.push_back(o * ax.stride);
       weights.push_back(1.f);
       continue;
     }
-    const double x = source_coord(a.coord, static_cast<double>(o), scale, static_cast<double>(in), out);
+    const double x = source_coord(a.coord, static_cast<double>(o), ax);
+    if (a.coord == Coord::TfCropAndResize && (x < 0 || x > static_cast<double>(ax.in) - 1)) {
+      offsets.insert(offsets.end(), static_cast<size_t>(taps), -1);
+      weights.insert(weights.end(), static_cast<size_t>(taps), 0.f);
+      continue;
+    }
+    if (!a.linear) {
+      offsets.push_back(clamp(nearest_index(a, x, ax.scale)));
+      weights.push_back(1.f);
+      continue;
+    }
     const double fl = std::floor(x);
     const bool integral = x == fl;
     const double ratio = integral ? 1.0 : x - fl;
     const int64_t base = static_cast<int64_t>(fl) - (integral ? 1 : 0);  // x = base + ratio
-    if (a.linear) {
-      offsets.push_back(clamp(base) * stride);
-      weights.push_back(static_cast<float>(1 - ratio));
-      offsets.push_back(clamp(base + 1) * stride);
-      weights.push_back(static_cast<float>(ratio));
-      continue;
-    }
-    int64_t i = 0;
-    if (a.nearest == Nearest::Simple) {
-      i = scale < 1 ? static_cast<int64_t>(std::ceil(x)) : static_cast<int64_t>(fl);
-    } else if (integral) {
-      i = static_cast<int64_t>(x);
-    } else {
-      const bool up = a.nearest == Nearest::Ceil || (a.nearest == Nearest::RoundPreferFloor && ratio > 0.5) ||
-                      (a.nearest == Nearest::RoundPreferCeil && ratio >= 0.5);
-      i = base + (up ? 1 : 0);
-    }
-    offsets.push_back(clamp(i) * stride);
-    weights.push_back(1.f);
+    offsets.push_back(clamp(base));
+    weights.push_back(static_cast<float>(1 - ratio));
+    offsets.push_back(clamp(base + 1));
+    weights.push_back(static_cast<float>(ratio));
   }
   return taps;
 }
 
 bool close_to(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
+
+/// The roi input as f64 (an f64 roi keeps its precision).
+std::vector<double> read_roi(const ir::Node& n, const Tensor& t) {
+  if (t.dtype() == ir::DType::F64) {
+    const auto v = t.data<double>();
+    return {v.begin(), v.end()};
+  }
+  const auto v = cpu::read_float_tensor(n, t, "roi");
+  return {v.begin(), v.end()};
+}
 
 /// The resized axes: the axes attribute normalized, or every axis.
 std::vector<size_t> resized_axes(const ir::Node& n, const ResizeAttrs& a, size_t rank) {
@@ -169,7 +203,7 @@ std::vector<size_t> resized_axes(const ir::Node& n, const ResizeAttrs& a, size_t
 /// Output dims and per-axis scales from the scales or sizes host input (the cpu kernel's rules,
 /// keep_aspect_ratio_policy included).
 void output_geometry(const KernelContext& ctx, const ResizeAttrs& a, const std::vector<int64_t>& in_dims,
-                     std::vector<int64_t>& out_dims, std::vector<double>& scale) {
+                     std::vector<int64_t>& out_dims, std::vector<double>& scale, std::vector<double>& roi) {
   const ir::Node& n = ctx.node();
   const bool v11 = n.since_version >= 11;
   const size_t si = v11 ? 2 : 1;
@@ -182,6 +216,17 @@ void output_geometry(const KernelContext& ctx, const ResizeAttrs& a, const std::
   const std::vector<size_t> axes = resized_axes(n, a, in_dims.size());
   if ((!scales.empty() && scales.size() != axes.size()) || (!sizes.empty() && sizes.size() != axes.size()))
     throw ModelError(n.describe() + ": scales or sizes need one value per resized axis");
+  roi.clear();
+  if (v11 && a.coord == Coord::TfCropAndResize && ctx.has_input(1) && ctx.in(1).numel() > 0) {
+    const std::vector<double> r = read_roi(n, ctx.in(1));
+    if (r.size() != 2 * axes.size()) throw ModelError(n.describe() + ": roi needs two values per resized axis");
+    roi.assign(2 * in_dims.size(), 0.0);
+    for (size_t d = 0; d < in_dims.size(); ++d) roi[in_dims.size() + d] = 1.0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      roi[axes[i]] = r[i];
+      roi[in_dims.size() + axes[i]] = r[axes.size() + i];
+    }
+  }
   out_dims = in_dims;
   scale.assign(in_dims.size(), 1.0);
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -206,6 +251,16 @@ void output_geometry(const KernelContext& ctx, const ResizeAttrs& a, const std::
   }
 }
 
+/// The extrapolation value as one element of dt (rounded and saturated as the cpu stores it).
+uint64_t extrapolation_bits(const ir::Node& n, ir::DType dt, double v) {
+  Tensor t = Tensor::allocate(dt, {1});
+  ir::dispatch<MCC_ALL_DTYPES>(dt, n.describe() + ": Resize extrapolation_value", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    t.mutable_data<T>()[0] = cpu::store_rounded<T>(v);
+  });
+  return element_bits(t);
+}
+
 void run_resize(KernelContext& ctx, const ResizeAttrs& a) {
   const ir::Node& n = ctx.node();
   const Tensor& x = ctx.in(0);
@@ -213,8 +268,8 @@ void run_resize(KernelContext& ctx, const ResizeAttrs& a) {
   if (rank > static_cast<size_t>(dev::kMaxResizeRank))
     throw ModelError(n.describe() + ": the cuda Resize handles rank <= 8");
   std::vector<int64_t> out_dims;
-  std::vector<double> scale;
-  output_geometry(ctx, a, x.dims(), out_dims, scale);
+  std::vector<double> scale, roi;
+  output_geometry(ctx, a, x.dims(), out_dims, scale, roi);
   Tensor& y = ctx.alloc_output(0, x.dtype(), out_dims);
   if (y.numel() == 0) return;
   if (x.numel() == 0) throw ModelError(n.describe() + ": cannot resize an empty input to a non-empty output");
@@ -224,21 +279,24 @@ void run_resize(KernelContext& ctx, const ResizeAttrs& a) {
   std::vector<int64_t> offsets;
   std::vector<float> weights;
   for (size_t d = 0; d < rank; ++d) {
-    const bool identity = close_to(scale[d], 1.0) && out_dims[d] == x.dims()[d];
+    AxisSpec ax{x.dims()[d], out_dims[d], strides[d], scale[d]};
+    if (!roi.empty()) ax.roi_lo = roi[d], ax.roi_hi = roi[rank + d];
+    ax.identity = close_to(ax.scale, 1.0) && ax.out == ax.in && close_to(ax.roi_lo, 0.0) && close_to(ax.roi_hi, 1.0);
     g.out_dims[d] = out_dims[d];
     g.table_start[d] = static_cast<int64_t>(offsets.size());
-    g.taps[d] = append_axis(a, x.dims()[d], out_dims[d], scale[d], identity, strides[d], offsets, weights);
+    g.taps[d] = append_axis(a, ax, offsets, weights);
   }
   const auto count = static_cast<int64_t>(offsets.size());
   const Tensor dev_offsets = ctx.backend().upload(Tensor::from_vector<int64_t>({count}, offsets));
   const auto* off = static_cast<const int64_t*>(dev_offsets.device_data());
   if (!a.linear) {
-    dev::resize_nearest(x.device_data(), y.mutable_device_data(), g, off, elem_width(x.dtype()));
+    dev::resize_nearest(x.device_data(), y.mutable_device_data(), g, off, extrapolation_bits(n, x.dtype(), a.extrapolation),
+                        elem_width(x.dtype()));
     return;
   }
   const Tensor dev_weights = ctx.backend().upload(Tensor::from_vector<float>({count}, weights));
   dev::resize_linear(x.device_data(), y.mutable_device_data(), g, off,
-                     static_cast<const float*>(dev_weights.device_data()),
+                     static_cast<const float*>(dev_weights.device_data()), static_cast<float>(a.extrapolation),
                      x.dtype() == ir::DType::F16 ? dev::ResizeElem::F16 : dev::ResizeElem::F32);
 }
 

@@ -1,6 +1,6 @@
 // The cuda backend's Resize against the cpu: nearest with every nearest_mode, linear with every
 // accepted coordinate_transformation_mode on f32 and f16, scales and sizes, up- and downsampling,
-// Resize-10, N-d linear, axes and keep_aspect_ratio_policy, nearest on integer data, empty
+// Resize-10, N-d linear, axes and keep_aspect_ratio_policy, tf_crop_and_resize, nearest on integer data, empty
 // outputs, and what stays on the cpu.
 #include <doctest/doctest.h>
 
@@ -95,6 +95,29 @@ TEST_SUITE("cuda-emulated") {
     }
   }
 
+  TEST_CASE("cuda Resize tf_crop_and_resize: roi, extrapolation, axes") {
+    const ir::Tensor x = random_of(ir::DType::F32, {1, 2, 5, 6}, 12);
+    const ir::Tensor roi = vec<float>({0, 0, 0.4f, -0.2f, 1, 1, 1.3f, 0.8f});
+    for (const char* mode : {"nearest", "linear"}) {
+      INFO("mode " << mode);
+      auto crop = [&](int opset) {
+        OpTest t("Resize", opset);
+        t.s("mode", mode).s("coordinate_transformation_mode", "tf_crop_and_resize");
+        return t;
+      };
+      check_on_cuda(crop(13).in(x).in(roi).none().in(vec<int64_t>({1, 2, 7, 4})), "Resize");
+      check_on_cuda(crop(13).f("extrapolation_value", -2.5f).in(x).in(roi).in(vec<float>({1, 1, 1.5f, 0.5f})), "Resize");
+      check_on_cuda(crop(18).is("axes", {3, 2}).in(x).in(vec<double>({0.1, -0.5, 1.2, 0.9})).none().in(vec<int64_t>({3, 8})),
+                    "Resize");
+      check_on_cuda(crop(13).f("extrapolation_value", 7.f).in(random_of(ir::DType::F16, {2, 4}, 3))
+                        .in(vec<float>({-0.5f, 0.2f, 1.5f, 0.7f})).none().in(vec<int64_t>({5, 1})),
+                    "Resize");
+    }
+    check_on_cuda(OpTest("Resize", 13).s("coordinate_transformation_mode", "tf_crop_and_resize").f("extrapolation_value", 300.f)
+                      .in(tensor<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6})).in(vec<float>({-1, 0, 2, 1})).none().in(vec<int64_t>({5, 4})),
+                  "Resize");
+  }
+
   TEST_CASE("cuda Resize-10 (asymmetric) and empty outputs") {
     const ir::Tensor x = random_of(ir::DType::F32, {1, 1, 4, 6}, 5);
     check_on_cuda(OpTest("Resize", 10).in(x).in(vec<float>({1, 1, 2, 3})), "Resize");
@@ -108,7 +131,6 @@ TEST_SUITE("cuda-emulated") {
     const ir::Tensor x = random_of(ir::DType::F32, {1, 1, 4, 4}, 2);
     check_declined(resize(13, x, {1, 1, 2, 2}, {}).s("mode", "cubic"));
     check_declined(resize(18, x, {1, 1, 0.5f, 0.5f}, {}).s("mode", "linear").i("antialias", 1));
-    check_declined(resize(13, x, {1, 1, 2, 2}, {}).s("coordinate_transformation_mode", "tf_crop_and_resize"));
     check_declined(resize(13, x, {1, 1, 2, 2}, {}).s("mode", "linear").i("exclude_outside", 1));
     check_declined(resize(13, tensor<int32_t>({1, 2}, {1, 2}), {1, 2}, {}).s("mode", "linear"));
   }
