@@ -8,7 +8,8 @@
 //   keep_aspect_ratio_policy (opset 18+).
 // The per-axis source coordinates are computed on the host in f64 with the cpu kernel's formulas
 // (backends/cpu/kernels/resize.cpp) and uploaded as tap tables; the kernel only gathers and mixes.
-// Declined: cubic, antialias, exclude_outside, strings and sub-byte types, linear on other than f32/f16, rank above 8.
+// Declined: cubic, antialias, exclude_outside, types the cpu kernel lacks too (strings, sub-byte,
+//   float8, complex), linear on other than f32/f16, rank above 8.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -62,11 +63,23 @@ bool parse_nearest(const std::string& s, Nearest* m) {
   return false;
 }
 
+/// The types nearest mode moves: every numeric type and bool (what the cpu kernel dispatches on).
+bool nearest_type(ir::DType dt) {
+  using ir::DType;
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::U8, DType::I16, DType::U16,
+                  DType::I32, DType::U32, DType::I64, DType::U64, DType::Bool})
+    if (dt == t) return true;
+  return false;
+}
+
 std::string check_resize(const ir::Node& n, std::span<const ir::DType> dts) {
   const std::string mode = n.attr_string("mode", "nearest");
   if (mode != "nearest" && mode != "linear") return "Resize mode " + mode;
-  const NodeCheck types = mode == "linear" ? float_inputs({0}) : any_fixed_width({0});
-  if (std::string why = types(n, dts); !why.empty()) return why;
+  if (mode == "linear") {
+    if (std::string why = float_inputs({0})(n, dts); !why.empty()) return why;
+  } else if (dts.empty() || !nearest_type(dts[0])) {
+    return "input 0 is " + ir::dtype_name(dts.empty() ? ir::DType::Undefined : dts[0]);
+  }
   if (n.since_version < 11) return {};
   Coord c;
   Nearest m;

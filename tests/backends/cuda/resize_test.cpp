@@ -133,5 +133,8 @@ TEST_SUITE("cuda-emulated") {
     check_declined(resize(18, x, {1, 1, 0.5f, 0.5f}, {}).s("mode", "linear").i("antialias", 1));
     check_declined(resize(13, x, {1, 1, 2, 2}, {}).s("mode", "linear").i("exclude_outside", 1));
     check_declined(resize(13, tensor<int32_t>({1, 2}, {1, 2}), {1, 2}, {}).s("mode", "linear"));
+    CHECK(!support_of("Resize", 13, {ir::DType::F8E4M3FN, ir::DType::Undefined, ir::DType::F32}).ok);
+    CHECK(!support_of("Resize", 13, {ir::DType::C64, ir::DType::Undefined, ir::DType::F32}).ok);
+    CHECK(support_of("Resize", 13, {ir::DType::U16, ir::DType::Undefined, ir::DType::F32}).ok);
   }
 }
