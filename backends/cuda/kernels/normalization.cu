@@ -1,6 +1,7 @@
-// BatchNormalization, LayerNormalization and InstanceNormalization kernels (see
-// normalization.h). BatchNorm runs one block per (n, c) plane, deriving the channel's affine once;
-// LayerNorm and InstanceNorm one block per row with a two-pass mean / variance through block_sum.
+// BatchNormalization, LayerNormalization, InstanceNormalization and GroupNormalization kernels
+// (see normalization.h). BatchNorm runs one block per (n, c) plane, deriving the channel's affine
+// once; the others one block per row with a two-pass mean / variance through block_sum
+// (InstanceNorm is GroupNorm with one channel per group).
 #include "backends/cuda/kernels/normalization.h"
 
 #include <cstdint>
@@ -50,17 +51,22 @@ MCC_DEVICE inline void row_stats(const T* xr, int64_t len, float eps, const Bloc
   inv = 1.f / sqrtf(var + eps);
 }
 
+/// Group normalization of x viewed as batch x groups x (cpg channels x spatial): one block per
+/// (n, g) row; parameters per channel (per_channel) or per group.
 template <class T>
-void instance_norm_t(const T* x, T* y, int64_t batch, int64_t channels, int64_t spatial, ParamRef scale,
-                     ParamRef bias, float eps) {
-  for_each_block(batch * channels, block_threads(spatial), [=] MCC_DEVICE(BlockCtx c) {
-    const T* xr = x + c.block * spatial;
-    T* yr = y + c.block * spatial;
+void group_norm_t(const T* x, T* y, int64_t batch, int64_t groups, int64_t cpg, int64_t spatial, bool per_channel,
+                  ParamRef scale, ParamRef bias, float eps) {
+  const int64_t len = cpg * spatial;
+  for_each_block(batch * groups, block_threads(len), [=] MCC_DEVICE(BlockCtx c) {
+    const T* xr = x + c.block * len;
+    T* yr = y + c.block * len;
     float mean, inv;
-    row_stats(xr, spatial, eps, c, mean, inv);
-    const int64_t ch = c.block % channels;
-    const float a = inv * load_param(scale, ch), b = load_param(bias, ch);
-    for (int64_t j = c.thread; j < spatial; j += c.threads) yr[j] = from_float<T>((to_float(xr[j]) - mean) * a + b);
+    row_stats(xr, len, eps, c, mean, inv);
+    const int64_t g = c.block % groups;
+    for (int64_t j = c.thread; j < len; j += c.threads) {
+      const int64_t k = per_channel ? g * cpg + j / spatial : g;
+      yr[j] = from_float<T>((to_float(xr[j]) - mean) * inv * load_param(scale, k) + load_param(bias, k));
+    }
   });
 }
 
@@ -97,14 +103,20 @@ void batch_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t ch
                  var, eps);
 }
 
+void group_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t groups, int64_t cpg, int64_t spatial,
+                bool per_channel, ParamRef scale, ParamRef bias, float eps) {
+  if (batch * groups <= 0) return;
+  if (type == ElemType::F16)
+    group_norm_t(static_cast<const half_t*>(x), static_cast<half_t*>(y), batch, groups, cpg, spatial, per_channel,
+                 scale, bias, eps);
+  else
+    group_norm_t(static_cast<const float*>(x), static_cast<float*>(y), batch, groups, cpg, spatial, per_channel, scale,
+                 bias, eps);
+}
+
 void instance_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t channels, int64_t spatial,
                    ParamRef scale, ParamRef bias, float eps) {
-  if (batch * channels <= 0) return;
-  if (type == ElemType::F16)
-    instance_norm_t(static_cast<const half_t*>(x), static_cast<half_t*>(y), batch, channels, spatial, scale, bias,
-                    eps);
-  else
-    instance_norm_t(static_cast<const float*>(x), static_cast<float*>(y), batch, channels, spatial, scale, bias, eps);
+  group_norm(type, x, y, batch, channels, 1, spatial, true, scale, bias, eps);
 }
 
 void layer_norm(ElemType type, const void* x, void* y, int64_t rows, int64_t len, ParamRef scale,

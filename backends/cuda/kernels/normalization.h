@@ -1,6 +1,6 @@
 // Normalization kernels of the cuda backend: BatchNormalization (inference: per-channel affine
-// from scale, bias, mean, var), LayerNormalization and InstanceNormalization (one block per row,
-// statistics in float through block_sum). Data f32 or f16 (computed in float); parameters f32 or f16 each.
+// from scale, bias, mean, var), LayerNormalization, InstanceNormalization and GroupNormalization
+// (one block per row, statistics in float through block_sum). Data f32 or f16 (computed in float); parameters f32 or f16 each.
 #pragma once
 #include <cstdint>
 
@@ -32,5 +32,10 @@ void layer_norm(ElemType type, const void* x, void* y, int64_t rows, int64_t len
 /// y = (x - mean) / sqrt(var + eps) * scale[c] + bias[c] (population variance).
 void instance_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t channels, int64_t spatial,
                    ParamRef scale, ParamRef bias, float eps);
+
+/// GroupNormalization: per (n, g) row of x viewed as batch x groups x (cpg * spatial), the
+/// normalized value times scale plus bias, indexed by channel (per_channel) or by group.
+void group_norm(ElemType type, const void* x, void* y, int64_t batch, int64_t groups, int64_t cpg, int64_t spatial,
+                bool per_channel, ParamRef scale, ParamRef bias, float eps);
 
 }  // namespace mcc::cuda

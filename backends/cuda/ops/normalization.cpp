@@ -1,10 +1,11 @@
-// The cuda backend's BatchNormalization (inference), InstanceNormalization, LayerNormalization
-// and Softmax/LogSoftmax: NodeChecks, factories and launches of kernels/normalization.cu and
+// The cuda backend's BatchNormalization (inference), Instance/Group/LayerNormalization and
+// Softmax/LogSoftmax: NodeChecks, factories and launches of kernels/normalization.cu and
 // kernels/softmax.cu.
 // Handled: BatchNormalization 7+ in inference mode with f32/f16 data and f32/f16 parameters;
-// InstanceNormalization 6+ (f32/f16 data and parameters); LayerNormalization 17+ (any axis,
-// Scale/B broadcast over the normalized dims, optional B, Mean/InvStdDev outputs as f32);
-// Softmax/LogSoftmax every opset (1-12: coerced 2-D; 13+: one axis), f32/f16.
+// InstanceNormalization 6+ and GroupNormalization 18+ (scale/bias per group or per channel,
+// chosen by their size as the cpu does; f32/f16 data and parameters); LayerNormalization 17+
+// (any axis, Scale/B broadcast over the normalized dims, optional B, Mean/InvStdDev outputs as
+// f32); Softmax/LogSoftmax every opset (1-12: coerced 2-D; 13+: one axis), f32/f16.
 // Declined: BatchNormalization training_mode=1, spatial=0, or with its running-statistics
 // outputs requested; LayerNormalization stash_type other than 1; f64/bf16 data.
 #include <string>
@@ -76,6 +77,27 @@ Kernel instance_norm_kernel(const ir::Node& n) {
 }
 
 std::string instance_norm_check(const ir::Node& n, std::span<const DType> dts) { return float_params(n, dts, 0, 3); }
+
+// ---------------------------------------------------------------- GroupNormalization
+
+Kernel group_norm_kernel(const ir::Node& n) {
+  const float eps = n.attr_float("epsilon", 1e-5f);
+  const int64_t groups = n.attr_int("num_groups", 0);
+  if (groups <= 0) throw ModelError(n.describe() + ": num_groups must be positive");
+  return [eps, groups](KernelContext& ctx) {
+    const ir::Node& node = ctx.node();
+    const ir::Tensor& x = ctx.in(0);
+    if (x.rank() < 2) throw ModelError(node.describe() + ": X must have rank >= 2");
+    const int64_t N = x.dims()[0], C = x.dims()[1], S = x.numel() / std::max<int64_t>(N * C, 1);
+    if (C % groups != 0) throw ModelError(node.describe() + ": channels must be divisible by num_groups");
+    const int64_t sz = ctx.in(1).numel();
+    if (sz != ctx.in(2).numel() || (sz != C && sz != groups))
+      throw ModelError(node.describe() + ": scale and bias must have C or num_groups values");
+    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
+    mcc::cuda::group_norm(*elem_type(x.dtype()), x.device_data(), y.mutable_device_data(), N, groups, C / groups, S,
+                          sz == C, param(ctx.in(1)), param(ctx.in(2)), eps);
+  };
+}
 
 // ---------------------------------------------------------------- LayerNormalization
 
@@ -175,6 +197,7 @@ std::string softmax_check(const ir::Node& n, std::span<const DType> dts) {
 void register_normalization(OpTable& t) {
   t.add("BatchNormalization", 7, 0, batch_norm_kernel, batch_norm_check);
   t.add("InstanceNormalization", 6, 0, instance_norm_kernel, instance_norm_check);
+  t.add("GroupNormalization", 18, 0, group_norm_kernel, instance_norm_check);
   t.add("LayerNormalization", 17, 0, layer_norm_kernel, layer_norm_check);
   t.add("Softmax", 1, 0, softmax_factory(false), softmax_check);
   t.add("LogSoftmax", 1, 0, softmax_factory(true), softmax_check);

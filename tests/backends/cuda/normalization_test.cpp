@@ -1,6 +1,6 @@
-// The cuda backend's BatchNormalization, LayerNormalization, Softmax and LogSoftmax against the
-// cpu: f32/f16, odd row lengths, every axis form, optional inputs and outputs, parameter dtypes,
-// empty tensors, and what stays on the cpu.
+// The cuda backend's BatchNormalization, Instance/Group/LayerNormalization, Softmax and
+// LogSoftmax against the cpu: f32/f16, odd row lengths, every axis form, optional inputs and
+// outputs, parameter dtypes, empty tensors, and what stays on the cpu.
 #include <doctest/doctest.h>
 
 #include "backends/cuda/ew_test_util.h"
@@ -55,6 +55,27 @@ TEST_SUITE("cuda-emulated") {
     check_on_cuda(OpTest("InstanceNormalization", 6).in(values_of(DType::F32, {0, 3, 9}, 1))
                       .in(values_of(DType::F32, {3}, 2)).in(values_of(DType::F32, {3}, 3)),
                   "InstanceNormalization");
+  }
+
+  TEST_CASE("cuda GroupNormalization: per-group and per-channel parameters, f16") {
+    for (DType dt : {DType::F32, DType::F16})
+      for (int64_t groups : {1, 2, 3, 6}) {
+        INFO(ir::dtype_name(dt) << " groups " << groups);
+        const std::vector<int64_t> dims = {2, 6, 5, 7};
+        check_on_cuda(OpTest("GroupNormalization", 21).i("num_groups", groups).in(values_of(dt, dims, 1, -3, 3))
+                          .in(values_of(dt, {6}, 2, 0.5, 1.5)).in(values_of(dt, {6}, 3)),
+                      "GroupNormalization");
+        check_on_cuda(OpTest("GroupNormalization", 18).i("num_groups", groups).f("epsilon", 1e-3f)
+                          .in(values_of(dt, dims, 1, -3, 3)).in(values_of(dt, {groups}, 2, 0.5, 1.5))
+                          .in(values_of(dt, {groups}, 3)),
+                      "GroupNormalization");
+      }
+    check_on_cuda(OpTest("GroupNormalization", 21).i("num_groups", 2).in(values_of(DType::F32, {3, 4, 33}, 1))
+                      .in(values_of(DType::F32, {4}, 2)).in(values_of(DType::F32, {4}, 3)),
+                  "GroupNormalization");
+    check_on_cuda(OpTest("GroupNormalization", 21).i("num_groups", 2).in(values_of(DType::F32, {0, 4, 3}, 1))
+                      .in(values_of(DType::F32, {4}, 2)).in(values_of(DType::F32, {4}, 3)),
+                  "GroupNormalization");
   }
 
   TEST_CASE("cuda LayerNormalization: axes, optional bias, Mean/InvStdDev, f16") {
