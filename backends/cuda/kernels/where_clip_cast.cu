@@ -27,10 +27,14 @@ void copy_t(const void* xv, Shape8 sx, void* yv, int64_t n) {
 }
 
 template <class T>
-void clip_float(const void* xv, void* yv, int64_t n, float lo, float hi) {
+void clip_float(const void* xv, void* yv, int64_t n, float lo_v, float hi_v, const void* lo_dev, const void* hi_dev) {
   const T* x = static_cast<const T*>(xv);
   T* y = static_cast<T*>(yv);
+  const T* lo_p = static_cast<const T*>(lo_dev);
+  const T* hi_p = static_cast<const T*>(hi_dev);
   for_each(n, [=] MCC_DEVICE(int64_t i) {
+    const float lo = lo_p ? to_float(*lo_p) : lo_v;
+    const float hi = hi_p ? to_float(*hi_p) : hi_v;
     const float v = to_float(x[i]);
     const float r = v < lo ? lo : v;
     y[i] = from_float<T>(r > hi ? hi : r);
@@ -38,10 +42,14 @@ void clip_float(const void* xv, void* yv, int64_t n, float lo, float hi) {
 }
 
 template <class T>
-void clip_int(const void* xv, void* yv, int64_t n, int64_t lo, int64_t hi) {
+void clip_int(const void* xv, void* yv, int64_t n, int64_t lo_v, int64_t hi_v, const void* lo_dev, const void* hi_dev) {
   const T* x = static_cast<const T*>(xv);
   T* y = static_cast<T*>(yv);
+  const T* lo_p = static_cast<const T*>(lo_dev);
+  const T* hi_p = static_cast<const T*>(hi_dev);
   for_each(n, [=] MCC_DEVICE(int64_t i) {
+    const int64_t lo = lo_p ? static_cast<int64_t>(*lo_p) : lo_v;
+    const int64_t hi = hi_p ? static_cast<int64_t>(*hi_p) : hi_v;
     const int64_t v = x[i];
     const int64_t r = v < lo ? lo : v;
     y[i] = static_cast<T>(r > hi ? hi : r);
@@ -128,10 +136,10 @@ void broadcast_copy(int elem_bytes, const void* x, const Shape8& sx, void* y, in
 void clip(ElemType type, const void* x, void* y, int64_t n, const ClipBounds& b) {
   if (n <= 0) return;
   switch (type) {
-    case ElemType::F32: clip_float<float>(x, y, n, b.lo_f, b.hi_f); break;
-    case ElemType::F16: clip_float<half_t>(x, y, n, b.lo_f, b.hi_f); break;
-    case ElemType::I32: clip_int<int32_t>(x, y, n, b.lo_i, b.hi_i); break;
-    case ElemType::I64: clip_int<int64_t>(x, y, n, b.lo_i, b.hi_i); break;
+    case ElemType::F32: clip_float<float>(x, y, n, b.lo_f, b.hi_f, b.lo_dev, b.hi_dev); break;
+    case ElemType::F16: clip_float<half_t>(x, y, n, b.lo_f, b.hi_f, b.lo_dev, b.hi_dev); break;
+    case ElemType::I32: clip_int<int32_t>(x, y, n, b.lo_i, b.hi_i, b.lo_dev, b.hi_dev); break;
+    case ElemType::I64: clip_int<int64_t>(x, y, n, b.lo_i, b.hi_i, b.lo_dev, b.hi_dev); break;
     default: break;
   }
 }

@@ -19,9 +19,13 @@ void where(int elem_bytes, const void* cond, const Shape8& sc, const void* x, co
 void broadcast_copy(int elem_bytes, const void* x, const Shape8& sx, void* y, int64_t n);
 
 /// Bounds of Clip in the element type's own domain (lo_f/hi_f for float types, lo_i/hi_i for ints).
+/// lo_dev/hi_dev, when set, point at a device scalar of the input's type that replaces the bound
+/// (Clip-11+ min/max inputs are read by the kernel, so a constant bound stays on the device).
 struct ClipBounds {
   float lo_f, hi_f;
   int64_t lo_i, hi_i;
+  const void* lo_dev = nullptr;
+  const void* hi_dev = nullptr;
 };
 /// y = min(max(x, lo), hi) as the cpu computes it: NaN passes through, lo > hi gives hi.
 void clip(ElemType type, const void* x, void* y, int64_t n, const ClipBounds& b);

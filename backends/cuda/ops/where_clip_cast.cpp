@@ -2,8 +2,8 @@
 // and launches of kernels/where_clip_cast.cu.
 // Handled: Dropout 7+ in inference (the identity; no ratio/training_mode input, no mask output);
 // Where 9+ on any fixed-width element type with a bool condition and numpy broadcasting;
-// Clip 6-10 (min/max attributes) on f32/f16 and 11+ (optional scalar min/max inputs, read on the
-// host) on f32, f16, i32, i64; Cast 6+ and CastLike 15+ between f32, f16, i32, i64, bool, u8, i8.
+// Clip 6-10 (min/max attributes) on f32/f16 and 11+ (optional scalar min/max inputs, read by the
+// kernel on the device) on f32, f16, i32, i64; Cast 6+ and CastLike 15+ between f32, f16, i32, i64, bool, u8, i8.
 // Declined: other dtypes (f64, bf16, strings, float8, 4-bit types), Cast before opset 6 (`to`
 // as a type name), mixed x/y dtypes of Where.
 #include <limits>
@@ -52,19 +52,13 @@ std::string clip_check(const ir::Node& n, std::span<const DType> dts) {
   return r.empty() ? check_same_types(n, dts, 0) : r;
 }
 
-/// Reads the scalar bound input i (host tensor) into b; false when it is omitted.
-bool read_bound(KernelContext& ctx, size_t i, float& f, int64_t& v) {
-  if (!ctx.has_input(i)) return false;
+/// The device address of the scalar bound input i, or nullptr when it is omitted.
+const void* device_bound(KernelContext& ctx, size_t i) {
+  if (!ctx.has_input(i)) return nullptr;
   const ir::Tensor& t = ctx.in(i);
   if (t.numel() != 1)
     throw ModelError(ctx.node().describe() + ": Clip " + (i == 1 ? "min" : "max") + " must be a scalar");
-  switch (t.dtype()) {
-    case DType::F32: f = t.data<float>()[0]; break;
-    case DType::F16: f = static_cast<float>(t.data<mcc::f16>()[0]); break;
-    case DType::I32: v = t.data<int32_t>()[0]; break;
-    default: v = t.data<int64_t>()[0]; break;
-  }
-  return true;
+  return t.device_data();
 }
 
 Kernel clip_kernel(const ir::Node& n) {
@@ -80,8 +74,8 @@ Kernel clip_kernel(const ir::Node& n) {
       b.lo_f = lo_attr;
       b.hi_f = hi_attr;
     } else {
-      read_bound(ctx, 1, b.lo_f, b.lo_i);
-      read_bound(ctx, 2, b.hi_f, b.hi_i);
+      b.lo_dev = device_bound(ctx, 1);
+      b.hi_dev = device_bound(ctx, 2);
     }
     ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
     mcc::cuda::clip(*elem_type(x.dtype()), x.device_data(), y.mutable_device_data(), x.numel(), b);
@@ -134,7 +128,7 @@ void register_where_clip_cast(OpTable& t) {
   t.add("Dropout", 7, 0, dropout_kernel, dropout_check);
   t.add("Where", 9, 0, where_kernel, where_check);
   t.add("Clip", 6, 10, clip_kernel, clip_check);
-  t.add("Clip", 11, 0, clip_kernel, clip_check, {1, 2});
+  t.add("Clip", 11, 0, clip_kernel, clip_check);
   t.add("Cast", 6, 0, cast_kernel, cast_check);
   t.add("CastLike", 15, 0, cast_kernel, cast_check);
 }
