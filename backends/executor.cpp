@@ -129,8 +129,10 @@ ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims) {
 void Executor::recycle(RValue& v) {
   if (v.kind != RValue::Kind::Tensor) return;
   const auto& buf = v.tensor.buffer();
-  // Only buffers nothing else holds (not a view shared with another value, not an initializer).
+  // Only host buffers nothing else holds (not a view shared with another value, not an
+  // initializer); device buffers go back to their backend's allocator when dropped.
   if (!buf || buf.use_count() != 1 || !buf->writable() || buf->size() < kPoolMinBytes) return;
+  if (!buf->device().is_host()) return;
   std::lock_guard<std::mutex> lock(pool_mutex_);
   if (pool_bytes_ + buf->size() > kPoolCapBytes) return;
   pool_bytes_ += buf->size();

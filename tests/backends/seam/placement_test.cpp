@@ -135,6 +135,33 @@ TEST_CASE("executor: runs across devices, moves data at plan-time points, upload
   CHECK(cross.placement_of(*m.graph->nodes()[0])->name() == "fake");
 }
 
+TEST_CASE("a released device buffer is never reused for a cpu node's output") {
+  // x (4 KiB) -> Relu (fake device) -> Sigmoid (cpu) -> Relu (fake) -> Sigmoid (cpu): the device
+  // intermediate dies before the second cpu output of the same size is allocated.
+  ir::Model m = test::empty_model(17);
+  ir::Graph& g = *m.graph;
+  ir::Value* v = &test::add_input(g, "x", {32, 32});
+  const char* ops[] = {"Relu", "Sigmoid", "Relu", "Sigmoid"};
+  for (int i = 0; i < 4; ++i) {
+    ir::Node& n = g.add_node(ops[i], "", "n" + std::to_string(i), {v}, {"v" + std::to_string(i)});
+    n.since_version = 13;
+    v = n.outputs[0];
+  }
+  g.outputs.push_back(v);
+  FakeDeviceBackend fake;
+  ExecOptions eo;
+  eo.threads = 1;
+  eo.backend = &fake;
+  Executor cross(m, eo);
+  Executor cpu(m, ExecOptions{1});
+  const std::vector<std::pair<std::string, RValue>> feeds{{"x", RValue::of(test::random_tensor({32, 32}, 3))}};
+  for (int run = 0; run < 3; ++run) {
+    const auto got = cross.run(feeds), want = cpu.run(feeds);
+    const auto a = got[0].tensor.data<float>(), b = want[0].tensor.data<float>();
+    CHECK(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+  }
+}
+
 TEST_CASE("a host kernel handed a device tensor fails loudly instead of reading device memory") {
   FakeDeviceBackend fake;
   const ir::Tensor dev = fake.upload(ir::Tensor::from_vector<float>({2}, {1.f, 2.f}));
