@@ -6,12 +6,12 @@
 
 #include <limits>
 
-#include "backends/cuda/data_movement_test_util.h"
+#include "backends/cuda/cuda_test_util.h"
 #include "support/graph_builder.h"
 
 using namespace mcc;
 using namespace mcc::test;
-using namespace mcc::test::cuda_data;
+using namespace mcc::test::cuda_test;
 
 namespace {
 

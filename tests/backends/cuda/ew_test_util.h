@@ -1,18 +1,18 @@
 // Helpers of the cuda elementwise, normalization and reduction/pool tests: seeded inputs of any
-// dtype the kernels take, on top of matrix_test_util.h's check_on_cuda / check_declined.
+// dtype the kernels take, on top of cuda_test_util.h's check_on_cuda / check_declined.
 #pragma once
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include "backends/cuda/matrix_test_util.h"
+#include "backends/cuda/cuda_test_util.h"
 
 namespace mcc::test::cuda_ew {
 
-using cuda_matrix::check_declined;
-using cuda_matrix::check_on_cuda;
-using cuda_matrix::random_of;
-using cuda_matrix::support_of;
+using cuda_test::check_declined;
+using cuda_test::check_on_cuda;
+using cuda_test::random_of;
+using cuda_test::support_of;
 
 /// Values uniform in [lo, hi) as dtype dt (f32, f16, i32, i64: ints are rounded), seeded.
 inline ir::Tensor values_of(ir::DType dt, std::vector<int64_t> dims, unsigned seed, double lo = -1, double hi = 1) {

@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <functional>
 
-#include "backends/cuda/matrix_test_util.h"
+#include "backends/cuda/cuda_test_util.h"
 #include "support/graph_builder.h"
 
 using namespace mcc;
 using namespace mcc::test;
-using namespace mcc::test::cuda_matrix;
+using namespace mcc::test::cuda_test;
 
 namespace {
 

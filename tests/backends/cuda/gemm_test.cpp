@@ -2,11 +2,11 @@
 // empty and K == 0 products, and what stays on the cpu.
 #include <doctest/doctest.h>
 
-#include "backends/cuda/matrix_test_util.h"
+#include "backends/cuda/cuda_test_util.h"
 
 using namespace mcc;
 using namespace mcc::test;
-using namespace mcc::test::cuda_matrix;
+using namespace mcc::test::cuda_test;
 
 namespace {
 

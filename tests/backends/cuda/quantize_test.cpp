@@ -5,11 +5,11 @@
 
 #include <cmath>
 
-#include "backends/cuda/data_movement_test_util.h"
+#include "backends/cuda/cuda_test_util.h"
 
 using namespace mcc;
 using namespace mcc::test;
-using namespace mcc::test::cuda_data;
+using namespace mcc::test::cuda_test;
 
 namespace {
 

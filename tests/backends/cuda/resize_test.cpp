@@ -4,11 +4,11 @@
 // outputs, and what stays on the cpu.
 #include <doctest/doctest.h>
 
-#include "backends/cuda/data_movement_test_util.h"
+#include "backends/cuda/cuda_test_util.h"
 
 using namespace mcc;
 using namespace mcc::test;
-using namespace mcc::test::cuda_data;
+using namespace mcc::test::cuda_test;
 
 namespace {
 

@@ -1,12 +1,12 @@
-// Helpers of the cuda data-movement, Resize and quantization tests: seeded f32/f16 inputs, a check
-// that a node runs on the cuda backend and matches the cpu, and the backend's plan-time answer.
+// Helpers of the cuda-emulated tests: seeded f32/f16 inputs,
+// a check that a node runs on the cuda backend and matches the cpu, and the plan-time answer.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "support/op_test.h"
 
-namespace mcc::test::cuda_data {
+namespace mcc::test::cuda_test {
 
 inline const backends::Backend& cuda() { return backends::find_backend("cuda"); }
 
@@ -29,8 +29,10 @@ inline void check_on_cuda(const OpTest& t, const std::string& op) {
 /// The node stays on the cpu when the cuda backend is requested.
 inline void check_declined(const OpTest& t) { CHECK(t.run_on(cuda()).placed_on == "cpu"); }
 
-/// The cuda backend's plan-time answer for a node of `op` whose inputs have these dtypes.
-inline backends::Support support_of(const std::string& op, int opset, const std::vector<ir::DType>& dtypes) {
+/// The cuda backend's answer for a node of `op` whose inputs have these dtypes (Undefined:
+/// unknown at plan time) and the given attributes.
+inline backends::Support support_of(const std::string& op, int opset, const std::vector<ir::DType>& dtypes,
+                                    const std::vector<ir::Attribute>& attrs = {}) {
   ir::Graph g;
   std::vector<ir::Value*> ins;
   for (size_t i = 0; i < dtypes.size(); ++i) {
@@ -40,7 +42,8 @@ inline backends::Support support_of(const std::string& op, int opset, const std:
   }
   ir::Node& n = g.add_node(op, "", "node", ins, {"out"});
   n.since_version = opset;
+  for (const auto& a : attrs) n.set_attr(a);
   return cuda().supports(n, dtypes);
 }
 
-}  // namespace mcc::test::cuda_data
+}  // namespace mcc::test::cuda_test
