@@ -59,20 +59,8 @@ Kernel make_slice(const ir::Node& n) {
       seen[static_cast<size_t>(ax)] = true;
       const int64_t dim = x.dims()[static_cast<size_t>(ax)], step = steps[i];
       if (step == 0) throw ModelError(ctx.node().describe() + ": Slice step is zero");
-      int64_t s = starts[i], e = ends[i];
-      if (s < 0) s += dim;
-      if (e < 0) e += dim;
-      int64_t len;
-      if (step > 0) {
-        s = std::clamp(s, int64_t{0}, dim);
-        e = std::clamp(e, int64_t{0}, dim);
-        len = e > s ? (e - s - 1) / step + 1 : 0;  // no overflow for huge steps
-      } else {
-        s = std::clamp(s, int64_t{0}, dim - 1);
-        e = std::clamp(e, int64_t{-1}, dim - 1);
-        len = s > e ? (step == std::numeric_limits<int64_t>::min() ? 1 : (s - e - 1) / (-step) + 1)
-                    : 0;
-      }
+      const SliceWindow w = slice_window(starts[i], ends[i], step, dim);
+      const int64_t s = w.start, len = w.len;
       od[static_cast<size_t>(ax)] = len;
       os[static_cast<size_t>(ax)] = len > 1 ? step * strides[static_cast<size_t>(ax)] : 0;
       if (len > 0) off += s * strides[static_cast<size_t>(ax)];

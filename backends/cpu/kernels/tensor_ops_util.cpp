@@ -2,6 +2,7 @@
 #include "backends/cpu/kernels/tensor_ops_util.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "backends/cpu/kernels/kernel_util.h"
 
@@ -165,6 +166,23 @@ std::string dims_str(const std::vector<int64_t>& d) {
   std::string s = "[";
   for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
   return s + "]";
+}
+
+SliceWindow slice_window(int64_t s, int64_t e, int64_t step, int64_t dim) {
+  if (s < 0) s += dim;
+  if (e < 0) e += dim;
+  SliceWindow w;
+  if (step > 0) {
+    s = std::clamp(s, int64_t{0}, dim);
+    e = std::clamp(e, int64_t{0}, dim);
+    w.len = e > s ? (e - s - 1) / step + 1 : 0;  // no overflow for huge steps
+  } else {
+    s = std::clamp(s, int64_t{0}, dim - 1);
+    e = std::clamp(e, int64_t{-1}, dim - 1);
+    w.len = s > e ? (step == std::numeric_limits<int64_t>::min() ? 1 : (s - e - 1) / (-step) + 1) : 0;
+  }
+  w.start = s;
+  return w;
 }
 
 }  // namespace mcc::backends::cpu::tensor_ops

@@ -80,4 +80,11 @@ int64_t scalar_int(const KernelContext& ctx, size_t i, const char* what);
 /// "[2,3,4]" for messages.
 std::string dims_str(const std::vector<int64_t>& d);
 
+/// The window Slice takes of one axis of size `dim` for start s, end e and a non-zero step, after
+/// ONNX's clamping: the first element taken and how many. Shared by every backend's Slice.
+struct SliceWindow {
+  int64_t start = 0, len = 0;
+};
+SliceWindow slice_window(int64_t s, int64_t e, int64_t step, int64_t dim);
+
 }  // namespace mcc::backends::cpu::tensor_ops

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/kernel_util.h"
+#include "backends/cpu/kernels/tensor_ops_util.h"
 #include "backends/cuda/kernels/pad.h"
 #include "backends/cuda/ops/data_movement.h"
 #include "ir/errors.h"
@@ -25,26 +26,8 @@ std::vector<int64_t> optional_ints(const KernelContext& ctx, size_t i, const cha
   return cpu::read_int_tensor(ctx.node(), ctx.in(i), what);
 }
 
-/// The window of one sliced axis: first element, length and step (the cpu kernel's clamping).
-struct Window {
-  int64_t start = 0, len = 0;
-};
-Window slice_window(int64_t s, int64_t e, int64_t step, int64_t dim) {
-  if (s < 0) s += dim;
-  if (e < 0) e += dim;
-  Window w;
-  if (step > 0) {
-    s = std::clamp(s, int64_t{0}, dim);
-    e = std::clamp(e, int64_t{0}, dim);
-    w.len = e > s ? (e - s - 1) / step + 1 : 0;
-  } else {
-    s = std::clamp(s, int64_t{0}, dim - 1);
-    e = std::clamp(e, int64_t{-1}, dim - 1);
-    w.len = s > e ? (step == std::numeric_limits<int64_t>::min() ? 1 : (s - e - 1) / (-step) + 1) : 0;
-  }
-  w.start = s;
-  return w;
-}
+using cpu::tensor_ops::slice_window;
+using cpu::tensor_ops::SliceWindow;
 
 Kernel make_slice(const ir::Node& n) {
   const std::vector<int64_t> starts_attr = n.attr_ints("starts"), ends_attr = n.attr_ints("ends"),
@@ -78,7 +61,7 @@ Kernel make_slice(const ir::Node& n) {
       if (seen[ax]) throw ModelError(ctx.node().describe() + ": Slice axes repeat axis " + std::to_string(ax));
       seen[ax] = true;
       if (steps[i] == 0) throw ModelError(ctx.node().describe() + ": Slice step is zero");
-      const Window w = slice_window(starts[i], ends[i], steps[i], x.dims()[ax]);
+      const SliceWindow w = slice_window(starts[i], ends[i], steps[i], x.dims()[ax]);
       od[ax] = w.len;
       os[ax] = w.len > 1 ? steps[i] * strides[ax] : 0;
       if (w.len > 0) off += w.start * strides[ax];
