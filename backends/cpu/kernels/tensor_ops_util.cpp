@@ -168,6 +168,26 @@ std::string dims_str(const std::vector<int64_t>& d) {
   return s + "]";
 }
 
+std::vector<int64_t> transpose_perm(const ir::Node& n, bool has_perm, const std::vector<int64_t>& perm_attr, size_t r) {
+  std::vector<int64_t> perm = perm_attr;
+  if (!has_perm)
+    for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(r - 1 - i));
+  std::vector<bool> seen(r, false);
+  bool ok = perm.size() == r;
+  for (size_t i = 0; ok && i < perm.size(); ++i) {
+    const int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(r) : perm[i];
+    ok = p >= 0 && p < static_cast<int64_t>(r) && !seen[static_cast<size_t>(p)];
+    if (ok) {
+      seen[static_cast<size_t>(p)] = true;
+      perm[i] = p;
+    }
+  }
+  if (!ok)
+    throw ModelError(n.describe() + ": Transpose perm " + dims_str(perm_attr) + " is not a permutation of rank " +
+                     std::to_string(r));
+  return perm;
+}
+
 SliceWindow slice_window(int64_t s, int64_t e, int64_t step, int64_t dim) {
   if (s < 0) s += dim;
   if (e < 0) e += dim;

@@ -34,22 +34,7 @@ Kernel make_transpose(const ir::Node& n) {
     const Tensor& x = ctx.in(0);
     check_movable(ctx.node(), x.dtype());
     const size_t r = x.rank();
-    std::vector<int64_t> perm = perm_attr;
-    if (!has_perm)
-      for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(r - 1 - i));
-    std::vector<bool> seen(r, false);
-    bool ok = perm.size() == r;
-    for (size_t i = 0; ok && i < perm.size(); ++i) {
-      int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(r) : perm[i];
-      ok = p >= 0 && p < static_cast<int64_t>(r) && !seen[static_cast<size_t>(p)];
-      if (ok) {
-        seen[static_cast<size_t>(p)] = true;
-        perm[i] = p;
-      }
-    }
-    if (!ok)
-      throw ModelError(ctx.node().describe() + ": Transpose perm " + dims_str(perm_attr) +
-                       " is not a permutation of rank " + std::to_string(r));
+    const std::vector<int64_t> perm = transpose_perm(ctx.node(), has_perm, perm_attr, r);
     std::vector<int64_t> out(r);
     for (size_t i = 0; i < r; ++i) out[i] = x.dims()[static_cast<size_t>(perm[i])];
     permute_into(ctx, x, x.dims(), perm, out);

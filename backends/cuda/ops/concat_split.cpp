@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/kernel_util.h"
+#include "backends/cpu/kernels/tensor_ops_util.h"
 #include "backends/cuda/kernels/concat_split.h"
 #include "backends/cuda/kernels/copy_strided.h"
 #include "backends/cuda/ops/data_movement.h"
@@ -131,17 +132,7 @@ Kernel make_transpose(const ir::Node& n) {
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     const size_t r = x.rank();
-    std::vector<int64_t> perm = perm_attr;
-    if (!has_perm)
-      for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(r - 1 - i));
-    std::vector<bool> seen(r, false);
-    bool ok = perm.size() == r;
-    for (size_t i = 0; ok && i < r; ++i) {
-      const int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(r) : perm[i];
-      ok = p >= 0 && p < static_cast<int64_t>(r) && !seen[static_cast<size_t>(p)];
-      if (ok) seen[static_cast<size_t>(p)] = true, perm[i] = p;
-    }
-    if (!ok) throw ModelError(ctx.node().describe() + ": Transpose perm is not a permutation of rank " + std::to_string(r));
+    const std::vector<int64_t> perm = cpu::tensor_ops::transpose_perm(ctx.node(), has_perm, perm_attr, r);
     const auto in_strides = cpu::contiguous_strides(x.dims());
     std::vector<int64_t> out(r), strides(r);
     for (size_t i = 0; i < r; ++i) {
