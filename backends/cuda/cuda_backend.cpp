@@ -7,6 +7,7 @@
 #include "backends/cuda/op_table.h"
 #include "backends/cuda/runtime/device_allocator.h"
 #include "backends/cuda/runtime/device_api.h"
+#include "backends/cuda/runtime/device_errors.h"
 #include "ir/errors.h"
 
 namespace mcc::backends::cuda {
@@ -56,10 +57,14 @@ class CudaBackend final : public Backend {
     if (dev.device().is_host()) return dev;
     ir::Tensor out = ir::Tensor::allocate(dev.dtype(), dev.dims());
     rt::copy_to_host(out.mutable_raw(), dev.device_data(), dev.nbytes());
+    rt::check_device_errors();
     return out;
   }
 
-  void synchronize() const override { rt::synchronize(); }
+  void synchronize() const override {
+    rt::synchronize();
+    rt::check_device_errors();
+  }
 
  private:
   std::string unavailable_;

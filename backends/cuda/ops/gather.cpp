@@ -1,7 +1,8 @@
 // Gather on the cuda backend: data of any fixed-width type (1, 2, 4 or 8 bytes), int32 or int64
 // indices read on the device (so an index computed by a device kernel needs no copy back), any
 // axis (negative counts from the end), negative indices count from the end.
-// The kernel cannot report an out-of-range index (the cpu kernel rejects it); it clamps.
+// An out-of-range index fails the run naming the node, as on the cpu (reported through the
+// device error word, runtime/device_errors.h).
 // Declined: strings, sub-byte types, indices of other types.
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cuda/kernels/gather.h"
 #include "backends/cuda/ops/data_movement.h"
+#include "backends/cuda/runtime/device_errors.h"
 #include "ir/errors.h"
 
 namespace mcc::backends::cuda {
@@ -31,6 +33,7 @@ int64_t prod(const std::vector<int64_t>& d, size_t b, size_t e) {
 
 Kernel make_gather(const ir::Node& n) {
   const int64_t axis_attr = n.attr_int("axis", 0);
+  const int32_t site = ::mcc::cuda::register_error_site(n.describe() + ": Gather index out of range of the data's axis");
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     const Tensor& idx = ctx.in(1);
@@ -46,7 +49,7 @@ Kernel make_gather(const ir::Node& n) {
     if (axis_len == 0) throw ModelError(ctx.node().describe() + ": Gather indexes an empty axis");
     ::mcc::cuda::gather(x.device_data(), idx.device_data(), idx.dtype() == ir::DType::I64, y.mutable_device_data(),
                         prod(x.dims(), 0, axis), axis_len, idx.numel(), prod(x.dims(), axis + 1, x.dims().size()),
-                        elem_width(x.dtype()));
+                        elem_width(x.dtype()), ::mcc::cuda::device_error_word(), site);
   };
 }
 

@@ -247,4 +247,21 @@ TEST_SUITE("cuda-emulated") {
     check_on_cuda(OpTest("Pad", 13).s("mode", "edge").in(counting(ir::DType::F16, {1, 1})).in(i64s({2, 2, 2, 2})), "Pad");
     check_declined(OpTest("Pad", 13).in(ir::Tensor::from_strings({2}, {"a", "b"})).in(i64s({1, 1})));
   }
+
+  TEST_CASE("cuda Gather with an index out of range fails the run naming the node, as the cpu does") {
+    const ir::Tensor x = counting(ir::DType::F32, {3, 4});
+    const OpTest bad = OpTest("Gather", 13).in(x).in(i64s({0, 3, 7}));
+    CHECK_THROWS_AS(bad.run_on(backends::cpu_backend()), ModelError);
+    std::string message;
+    try {
+      bad.run_on(cuda());
+    } catch (const ModelError& e) {
+      message = e.what();
+    }
+    CHECK(message.find("node 'node' (Gather-13)") != std::string::npos);
+    CHECK(message.find("out of range") != std::string::npos);
+    CHECK_THROWS_AS(OpTest("Gather", 13).in(x).in(i64s({-4})).run_on(cuda()), ModelError);
+    // The error is cleared: the next run with good indices succeeds and matches the cpu.
+    check_on_cuda(OpTest("Gather", 13).in(x).in(i64s({2, -3})), "Gather");
+  }
 }
