@@ -16,6 +16,7 @@
 
 #include "backends/cpu/kernels/conv_util.h"
 #include "backends/cpu/kernels/kernel_util.h"
+#include "backends/kernel_shapes.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
 #include "ir/op_attrs.h"
@@ -63,18 +64,13 @@ struct MatMulShape {
 };
 
 MatMulShape matmul_shape(const ir::Node& n, std::vector<int64_t> a, std::vector<int64_t> b) {
-  if (a.empty() || b.empty())
-    throw ModelError(n.describe() + ": MatMul operands must have rank >= 1");
-  const bool a1 = a.size() == 1, b1 = b.size() == 1;
-  if (a1) a.insert(a.begin(), 1);
-  if (b1) b.push_back(1);
+  const MatMulOperands ops = matmul_operands(n, std::move(a), std::move(b));
+  a = ops.a;
+  b = ops.b;
   MatMulShape s;
-  s.M = a[a.size() - 2];
-  s.K = a.back();
-  s.N = b.back();
-  if (b[b.size() - 2] != s.K)
-    throw ModelError(n.describe() + ": MatMul inner dims differ: A " + dims_str(a) + ", B " +
-                     dims_str(b));
+  s.M = ops.M;
+  s.K = ops.K;
+  s.N = ops.N;
   std::vector<int64_t> ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
   s.batch = broadcast_shapes(n, ab, bb);
   s.a_batch_strides = broadcast_strides(ab, s.batch);
@@ -89,9 +85,7 @@ MatMulShape matmul_shape(const ir::Node& n, std::vector<int64_t> a, std::vector<
     a_full = a_full && ad == s.batch[i];
   }
   s.b_shared = s.b_shared && a_full;
-  s.out_dims = s.batch;
-  if (!a1) s.out_dims.push_back(s.M);
-  if (!b1) s.out_dims.push_back(s.N);
+  s.out_dims = ops.out_dims(s.batch);
   return s;
 }
 
@@ -173,16 +167,10 @@ Kernel make_gemm(const ir::Node& node) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& a = ctx.in(0);
     const ir::Tensor& b = ctx.in(1);
-    if (a.rank() != 2 || b.rank() != 2)
-      throw ModelError(n.describe() + ": Gemm needs 2-D A and B, got " + dims_str(a.dims()) +
-                       " and " + dims_str(b.dims()));
+    const GemmDims g = gemm_dims(n, a.dims(), b.dims(), ta, tb);
+    const int64_t M = g.M, N = g.N, K = g.K;
     if (a.dtype() != b.dtype())
       throw ModelError(n.describe() + ": Gemm A and B must have the same dtype");
-    const int64_t M = ta ? a.dims()[1] : a.dims()[0], K = ta ? a.dims()[0] : a.dims()[1];
-    const int64_t N = tb ? b.dims()[0] : b.dims()[1], Kb = tb ? b.dims()[1] : b.dims()[0];
-    if (K != Kb)
-      throw ModelError(n.describe() + ": Gemm inner dims differ: A " + dims_str(a.dims()) + ", B " +
-                       dims_str(b.dims()));
     const bool has_c = ctx.has_input(2);
     std::vector<int64_t> c_strides;
     if (has_c) {

@@ -20,6 +20,7 @@
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/tensor_ops_util.h"
+#include "backends/kernel_shapes.h"
 
 namespace mcc::backends::cpu {
 namespace {
@@ -164,10 +165,8 @@ Kernel make_shape(const ir::Node& n) {
   const int64_t end_attr = n.attr_int("end", 0);
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
-    const auto r = static_cast<int64_t>(x.rank());
-    auto clamp = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
-    const int64_t s = clamp(start_attr), e = has_end ? clamp(end_attr) : r;
-    const int64_t len = std::max<int64_t>(e - s, 0);
+    const auto [s, e] = shape_range(static_cast<int64_t>(x.rank()), start_attr, has_end, end_attr);
+    const int64_t len = e - s;
     auto y = ctx.alloc_output(0, DType::I64, {len}).mutable_data<int64_t>();
     for (int64_t i = 0; i < len; ++i)
       y[static_cast<size_t>(i)] = x.dims()[static_cast<size_t>(s + i)];

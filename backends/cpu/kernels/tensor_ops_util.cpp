@@ -2,7 +2,6 @@
 #include "backends/cpu/kernels/tensor_ops_util.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "backends/cpu/kernels/kernel_util.h"
 
@@ -166,43 +165,6 @@ std::string dims_str(const std::vector<int64_t>& d) {
   std::string s = "[";
   for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
   return s + "]";
-}
-
-std::vector<int64_t> transpose_perm(const ir::Node& n, bool has_perm, const std::vector<int64_t>& perm_attr, size_t r) {
-  std::vector<int64_t> perm = perm_attr;
-  if (!has_perm)
-    for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(r - 1 - i));
-  std::vector<bool> seen(r, false);
-  bool ok = perm.size() == r;
-  for (size_t i = 0; ok && i < perm.size(); ++i) {
-    const int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(r) : perm[i];
-    ok = p >= 0 && p < static_cast<int64_t>(r) && !seen[static_cast<size_t>(p)];
-    if (ok) {
-      seen[static_cast<size_t>(p)] = true;
-      perm[i] = p;
-    }
-  }
-  if (!ok)
-    throw ModelError(n.describe() + ": Transpose perm " + dims_str(perm_attr) + " is not a permutation of rank " +
-                     std::to_string(r));
-  return perm;
-}
-
-SliceWindow slice_window(int64_t s, int64_t e, int64_t step, int64_t dim) {
-  if (s < 0) s += dim;
-  if (e < 0) e += dim;
-  SliceWindow w;
-  if (step > 0) {
-    s = std::clamp(s, int64_t{0}, dim);
-    e = std::clamp(e, int64_t{0}, dim);
-    w.len = e > s ? (e - s - 1) / step + 1 : 0;  // no overflow for huge steps
-  } else {
-    s = std::clamp(s, int64_t{0}, dim - 1);
-    e = std::clamp(e, int64_t{-1}, dim - 1);
-    w.len = s > e ? (step == std::numeric_limits<int64_t>::min() ? 1 : (s - e - 1) / (-step) + 1) : 0;
-  }
-  w.start = s;
-  return w;
 }
 
 }  // namespace mcc::backends::cpu::tensor_ops

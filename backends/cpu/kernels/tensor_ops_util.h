@@ -80,15 +80,4 @@ int64_t scalar_int(const KernelContext& ctx, size_t i, const char* what);
 /// "[2,3,4]" for messages.
 std::string dims_str(const std::vector<int64_t>& d);
 
-/// Transpose's permutation for rank r: `perm` (negative axes normalised) or, without the
-/// attribute, the reversed axes. Throws ModelError naming the node when it is not a permutation.
-std::vector<int64_t> transpose_perm(const ir::Node& n, bool has_perm, const std::vector<int64_t>& perm, size_t r);
-
-/// The window Slice takes of one axis of size `dim` for start s, end e and a non-zero step, after
-/// ONNX's clamping: the first element taken and how many. Shared by every backend's Slice.
-struct SliceWindow {
-  int64_t start = 0, len = 0;
-};
-SliceWindow slice_window(int64_t s, int64_t e, int64_t step, int64_t dim);
-
 }  // namespace mcc::backends::cpu::tensor_ops

@@ -7,6 +7,7 @@
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/tensor_ops_util.h"
+#include "backends/kernel_shapes.h"
 
 namespace mcc::backends::cpu {
 namespace {

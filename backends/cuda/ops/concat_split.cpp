@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/kernel_util.h"
-#include "backends/cpu/kernels/tensor_ops_util.h"
+#include "backends/kernel_shapes.h"
 #include "backends/cuda/kernels/concat_split.h"
 #include "backends/cuda/kernels/copy_strided.h"
 #include "backends/cuda/ops/data_movement.h"
@@ -132,7 +132,7 @@ Kernel make_transpose(const ir::Node& n) {
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     const size_t r = x.rank();
-    const std::vector<int64_t> perm = cpu::tensor_ops::transpose_perm(ctx.node(), has_perm, perm_attr, r);
+    const std::vector<int64_t> perm = transpose_perm(ctx.node(), has_perm, perm_attr, r);
     const auto in_strides = cpu::contiguous_strides(x.dims());
     std::vector<int64_t> out(r), strides(r);
     for (size_t i = 0; i < r; ++i) {

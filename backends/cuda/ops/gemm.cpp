@@ -20,12 +20,6 @@ dev::GemmType gemm_type(ir::DType dt) {
   return dt == ir::DType::F16 ? dev::GemmType::F16 : dev::GemmType::F32;
 }
 
-std::string dims_text(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
 std::string same_float_inputs(const ir::Node& n, std::span<const ir::DType> dtypes) {
   ir::DType first = ir::DType::Undefined;
   for (size_t i = 0; i < dtypes.size(); ++i) {
@@ -66,14 +60,8 @@ Kernel make_gemm_kernel(const ir::Node& node, dev::Activation act) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& a = ctx.in(0);
     const ir::Tensor& b = ctx.in(1);
-    if (a.rank() != 2 || b.rank() != 2)
-      throw ModelError(n.describe() + ": Gemm needs 2-D A and B, got " + dims_text(a.dims()) +
-                       " and " + dims_text(b.dims()));
-    const int64_t M = ta ? a.dims()[1] : a.dims()[0], K = ta ? a.dims()[0] : a.dims()[1];
-    const int64_t N = tb ? b.dims()[0] : b.dims()[1], Kb = tb ? b.dims()[1] : b.dims()[0];
-    if (K != Kb)
-      throw ModelError(n.describe() + ": Gemm inner dims differ: A " + dims_text(a.dims()) +
-                       ", B " + dims_text(b.dims()));
+    const GemmDims g = gemm_dims(n, a.dims(), b.dims(), ta, tb);
+    const int64_t M = g.M, N = g.N, K = g.K;
     const dev::GemmType type = gemm_type(a.dtype());
     const bool use_c = ctx.has_input(2) && beta != 0.f;
     int64_t rs = 0, cs = 0;

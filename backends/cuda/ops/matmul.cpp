@@ -36,18 +36,13 @@ struct MatMulShape {
 };
 
 MatMulShape matmul_shape(const ir::Node& n, std::vector<int64_t> a, std::vector<int64_t> b) {
-  if (a.empty() || b.empty())
-    throw ModelError(n.describe() + ": MatMul operands must have rank >= 1");
-  const bool a1 = a.size() == 1, b1 = b.size() == 1;
-  if (a1) a.insert(a.begin(), 1);
-  if (b1) b.push_back(1);
+  const MatMulOperands ops = matmul_operands(n, std::move(a), std::move(b));
+  a = ops.a;
+  b = ops.b;
   MatMulShape s;
-  s.M = a[a.size() - 2];
-  s.K = a.back();
-  s.N = b.back();
-  if (b[b.size() - 2] != s.K)
-    throw ModelError(n.describe() + ": MatMul inner dims differ: A " + dims_text(a) + ", B " +
-                     dims_text(b));
+  s.M = ops.M;
+  s.K = ops.K;
+  s.N = ops.N;
   const size_t rank = std::max(a.size(), b.size()) - 2;
   BatchLayout& L = s.batch;
   L.a.assign(rank - (a.size() - 2), 1);
@@ -61,9 +56,7 @@ MatMulShape matmul_shape(const ir::Node& n, std::vector<int64_t> a, std::vector<
                        ", B " + dims_text(b));
     L.out.push_back(x == 1 ? y : x);
   }
-  s.out_dims = L.out;
-  if (!a1) s.out_dims.push_back(s.M);
-  if (!b1) s.out_dims.push_back(s.N);
+  s.out_dims = ops.out_dims(L.out);
   return s;
 }
 

@@ -8,6 +8,7 @@
 
 #include "backends/cuda/kernels/gemm_epilogue.h"
 #include "backends/cuda/op_table.h"
+#include "backends/kernel_shapes.h"
 
 namespace mcc::backends::cuda {
 
@@ -15,8 +16,6 @@ namespace mcc::backends::cuda {
 ::mcc::cuda::GemmType gemm_type(ir::DType dt);
 /// Present inputs all f32 or all f16 (the same one); otherwise the reason.
 std::string same_float_inputs(const ir::Node& n, std::span<const ir::DType> dtypes);
-/// "[2,3]" for messages.
-std::string dims_text(const std::vector<int64_t>& d);
 
 Kernel make_gemm_kernel(const ir::Node& n, ::mcc::cuda::Activation act);
 Kernel make_conv_kernel(const ir::Node& n, ::mcc::cuda::Activation act);

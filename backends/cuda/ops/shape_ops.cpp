@@ -16,6 +16,7 @@
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cuda/kernels/copy_strided.h"
 #include "backends/cuda/ops/data_movement.h"
+#include "backends/kernel_shapes.h"
 #include "backends/executor.h"
 #include "ir/errors.h"
 
@@ -35,10 +36,8 @@ Kernel make_shape(const ir::Node& n) {
   const int64_t end_attr = n.attr_int("end", 0);
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
-    const auto r = static_cast<int64_t>(x.rank());
-    auto clamp = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
-    const int64_t s = clamp(start_attr), e = has_end ? clamp(end_attr) : r;
-    std::vector<int64_t> dims(x.dims().begin() + s, x.dims().begin() + std::max(e, s));
+    const auto [s, e] = shape_range(static_cast<int64_t>(x.rank()), start_attr, has_end, end_attr);
+    std::vector<int64_t> dims(x.dims().begin() + s, x.dims().begin() + e);
     const auto len = static_cast<int64_t>(dims.size());
     ctx.set_output(0, ctx.backend().upload(Tensor::from_vector<int64_t>({len}, dims)));
   };

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/kernel_util.h"
-#include "backends/cpu/kernels/tensor_ops_util.h"
+#include "backends/kernel_shapes.h"
 #include "backends/cuda/kernels/pad.h"
 #include "backends/cuda/ops/data_movement.h"
 #include "ir/errors.h"
@@ -25,9 +25,6 @@ std::vector<int64_t> optional_ints(const KernelContext& ctx, size_t i, const cha
   if (!ctx.has_input(i)) return {};
   return cpu::read_int_tensor(ctx.node(), ctx.in(i), what);
 }
-
-using cpu::tensor_ops::slice_window;
-using cpu::tensor_ops::SliceWindow;
 
 Kernel make_slice(const ir::Node& n) {
   const std::vector<int64_t> starts_attr = n.attr_ints("starts"), ends_attr = n.attr_ints("ends"),
