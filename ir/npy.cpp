@@ -1,7 +1,9 @@
 // .npy reader/writer: parses the header dict (descr, fortran_order, shape) and maps descr codes
 // to DTypes; data is copied into an owned buffer.
 #include "ir/npy.h"
+#include "ir/import_limits.h"
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -78,12 +80,29 @@ Tensor load_npy(const std::string& path) {
     if (p >= shape.size()) break;
     size_t e = p;
     while (e < shape.size() && shape[e] >= '0' && shape[e] <= '9') ++e;
-    if (e == p) throw ModelError(path + ": bad .npy shape '(" + shape + ")'");
-    dims.push_back(std::stoll(shape.substr(p, e - p)));
+    int64_t d = 0;
+    const auto [end, ec] = std::from_chars(shape.data() + p, shape.data() + e, d);
+    if (e == p || ec != std::errc() || end != shape.data() + e)
+      throw ModelError(path + ": bad .npy shape '(" + shape + ")'");
+    dims.push_back(d);
     p = e;
   }
+  // The claimed size must be what the file holds, checked before allocating.
+  uint64_t n = 0;
+  try {
+    n = limits::tensor_bytes(dt, dims);
+  } catch (Error& e) {
+    e.add_context(path);
+    throw;
+  }
+  const auto data_at = f.tellg();
+  f.seekg(0, std::ios::end);
+  const auto file_end = f.tellg();
+  f.seekg(data_at);
+  if (data_at < 0 || file_end < data_at || static_cast<uint64_t>(file_end - data_at) < n)
+    throw ModelError(path + ": truncated .npy data (the shape claims " + std::to_string(n) +
+                     " bytes, the file holds " + std::to_string(file_end - data_at) + ")");
   Tensor t = Tensor::allocate(dt, dims);
-  const size_t n = t.nbytes();
   if (n && !f.read(reinterpret_cast<char*>(t.mutable_raw()), static_cast<std::streamsize>(n)))
     throw ModelError(path + ": truncated .npy data (expected " + std::to_string(n) + " bytes)");
   return t;

@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "ir/import_limits.h"
 #include "ir/onnx_io.h"
 #include "ir/onnx_proto_util.h"
 #include "ir/verifier.h"
@@ -188,13 +189,17 @@ Tensor import_tensor(onnx::TensorProto& tp, const ImportContext& ctx) {
     const DType dt = static_cast<DType>(code);
     MCC_TAKE_STRING(tp, doc_string, doc);
     const int64_t numel = checked_numel(dims);
+    const uint64_t claimed = limits::tensor_bytes(dt, dims);  // before any allocation
+    const bool fixed_width = info(dt).bits > 0;
 
     Tensor t;
     std::optional<ExternalRef> ext;
     if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
       if (dt == DType::String) throw ModelError("string tensors cannot use external data");
       ext.emplace();
-      t = Tensor::from_buffer(dt, std::move(dims), map_external(tp, *ext, ctx));
+      auto mapped = map_external(tp, *ext, ctx);
+      if (fixed_width) limits::check_data_bytes(mapped->size(), claimed, "external data");
+      t = Tensor::from_buffer(dt, std::move(dims), std::move(mapped));
     } else if (dt == DType::String) {
       std::vector<std::string> values;
       values.reserve(static_cast<size_t>(tp.string_data_size()));
@@ -204,6 +209,7 @@ Tensor import_tensor(onnx::TensorProto& tp, const ImportContext& ctx) {
     } else {
       std::shared_ptr<Buffer> buf;
       if (tp.has_raw_data() && !tp.raw_data().empty()) {
+        if (fixed_width) limits::check_data_bytes(tp.raw_data().size(), claimed, "raw_data");
         buf = make_owned_buffer(std::move(*tp.mutable_raw_data()));  // moved, not copied
         tp.clear_raw_data();
       } else {
@@ -620,7 +626,7 @@ Model load_model(const std::string& path) {
   return with_file_context("model '" + path + "'", [&] {
     onnx::ModelProto mp;
     if (!parse_model_fd(open_for_parse(path, "model"), mp))
-      throw ModelError("not a valid ONNX model (protobuf parse failed: truncated or corrupt file)");
+      throw ModelError("not a valid ONNX model (protobuf parse failed: " + limits::parse_failure_hint() + ")");
     Model m = import_model(mp, folder_of(path));
 #ifndef NDEBUG
     verify(m);  // debug builds check the IR invariants right after import
@@ -638,7 +644,7 @@ Model load_model_from_bytes(std::string bytes, const std::string& base_dir) {
       pb::io::CodedInputStream cis(&ais);
       cis.SetTotalBytesLimit(INT_MAX);
       if (!mp.ParsePartialFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
-        throw ModelError("not a valid ONNX model (protobuf parse failed: truncated or corrupt bytes)");
+        throw ModelError("not a valid ONNX model (protobuf parse failed: " + limits::parse_failure_hint() + ")");
     }
     std::string().swap(bytes);  // the parsed message holds its own copy
     return import_model(mp, base_dir);
