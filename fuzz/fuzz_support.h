@@ -21,9 +21,13 @@ std::string write_scratch(const std::string& name, const std::string& data);
 /// Checks an mcc error's text is one line (the CLI prints it as the whole diagnostic).
 void check_error_text(const char* what);
 
+/// Whether an mcc error's text must be one line. ModelText: the message may quote names from
+/// the model verbatim (ONNX names are arbitrary bytes; the CLI escapes what it prints).
+enum class ErrorText { OneLine, ModelText };
+
 /// Runs `f` on one input; see the header comment for what counts as a finding.
 template <class F>
-int run_one(F&& f);
+int run_one(F&& f, ErrorText text = ErrorText::OneLine);
 
 }  // namespace mcc::fuzz
 

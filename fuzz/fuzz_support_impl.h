@@ -8,11 +8,11 @@
 namespace mcc::fuzz {
 
 template <class F>
-int run_one(F&& f) {
+int run_one(F&& f, ErrorText text) {
   try {
     f();
   } catch (const mcc::Error& e) {
-    check_error_text(e.what());
+    if (text == ErrorText::OneLine) check_error_text(e.what());
   } catch (const std::exception& e) {
     finding(std::string("a std:: exception escaped (") + typeid(e).name() + "): " + e.what());
   }

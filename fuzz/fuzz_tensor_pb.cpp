@@ -1,7 +1,8 @@
 // libFuzzer target: ONNX test-data .pb bytes -> ir::load_tensor_pb and ir::load_value_pb (as a
 // tensor, a sequence and an optional declared type), through a scratch file as the CLI reads
-// them. The first byte picks the declared type; the rest is the file. An mcc error is a refusal;
-// a crash, sanitizer report, std:: exception or multi-line error is a finding.
+// them. The first byte picks the declared type; the rest is the file. An mcc error is a refusal
+// (its text may quote names from the file verbatim); a crash, sanitizer report or std::
+// exception is a finding.
 #include "fuzz/fuzz_support.h"
 #include "ir/onnx_io.h"
 
@@ -35,5 +36,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
     }
-  });
+  }, fuzz::ErrorText::ModelText);
 }

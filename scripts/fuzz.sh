@@ -38,7 +38,12 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 exec 9>"${build}.lock"
 flock 9
-ninja -C "$build" mcc_fuzz_targets | tail -n 1
+if ! ninja -C "$build" "${targets[@]/#/fuzz_}" >"$build/fuzz-build.log" 2>&1; then
+  grep -m 10 -E "error|FAILED" "$build/fuzz-build.log" >&2 || true
+  echo "fuzz: ==== the fuzz targets did not build (log: $build/fuzz-build.log) ====" >&2
+  exit 1
+fi
+tail -n 1 "$build/fuzz-build.log"
 
 python3 "$root/fuzz/make_corpora.py" "$build/seeds" >/dev/null
 scratch="${MCC_FUZZ_SCRATCH_BASE:-/dev/shm}"

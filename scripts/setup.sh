@@ -12,7 +12,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 packages=(g++ cmake ninja-build pkg-config git ca-certificates
           libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libeigen3-dev libspdlog-dev
           doctest-dev nlohmann-json3-dev libyaml-cpp-dev libonnx-testdata libssl-dev
-          libjpeg62-turbo-dev libpng-dev python3 python3-pip)
+          libjpeg62-turbo-dev libpng-dev python3 python3-pip
+          clang libclang-rt-14-dev)  # clang + libFuzzer runtime: scripts/fuzz.sh
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
