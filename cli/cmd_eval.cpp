@@ -1,8 +1,9 @@
 // mcc eval: runs a model on a backend and compares its outputs with golden outputs (--golden DIR)
 // or with a reference model on the same inputs (--reference MODEL --inputs DIR | --random SEED).
 // Prints per-output metrics (max abs/rel, mean abs, cosine, SNR, top-1 agreement) and a verdict;
-// exit 0 when every check passed, 1 otherwise. --save-outputs writes each sample's outputs as
-// OUT_DIR/<sample>/output_K.npy.
+// exit 0 when every check passed, 1 otherwise. Golden data in ONNX's test-data layout may hold
+// sequences and optionals (compared element by element, see judge_output); --save-outputs writes
+// each sample's tensor outputs as OUT_DIR/<sample>/output_K.npy.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -45,15 +46,25 @@ namespace {
 struct OutputAggregate {
   std::string name;
   ir::DType dtype = ir::DType::Undefined;
+  std::string kind = "tensor";  // tensor | sequence | none (see judge_output)
   int samples = 0, failed = 0, top1_total = 0, top1_agree = 0;
   double max_abs = 0, max_rel = 0, mean_abs_sum = 0, min_cosine = 1;
   double min_snr = std::numeric_limits<double>::infinity();
   std::string first_failure;
 };
 
+backends::RValue to_rvalue(const ir::TestValue& v) {
+  switch (v.kind) {
+    case ir::TestValue::Kind::Sequence: return backends::RValue::sequence(v.seq);
+    case ir::TestValue::Kind::None: return backends::RValue::none();
+    default: return backends::RValue::of(v.tensor);
+  }
+}
+
 std::vector<std::pair<std::string, backends::RValue>> to_feeds(ir::BoundSample& s) {
   std::vector<std::pair<std::string, backends::RValue>> feeds;
   for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(t));
+  for (auto& [n, v] : s.value_feeds) feeds.emplace_back(n, to_rvalue(v));
   return feeds;
 }
 
@@ -123,7 +134,7 @@ int run_eval(const EvalOptions& o) {
   for (size_t i = 0; i < n_samples; ++i) {
     ir::BoundSample s = data_dir.empty()
                             ? random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), static_cast<int>(i))
-                            : ir::bind_sample(g, ir::load_sample(dirs[i], have_golden || o.reference.empty()));
+                            : ir::bind_sample(g, ir::load_sample(dirs[i], have_golden || o.reference.empty()), true);
     auto outs = exec.run(to_feeds(s));
     if (!o.save_outputs.empty()) {
       const fs::path d = fs::path(o.save_outputs) / s.name;
@@ -141,7 +152,7 @@ int run_eval(const EvalOptions& o) {
       if (per_layer) per_layer->end_sample();
     } else {
       for (size_t k = 0; k < outs.size(); ++k)
-        if (s.expected[k]) want[k] = backends::RValue::of(*s.expected[k]);
+        if (s.expected[k]) want[k] = to_rvalue(*s.expected[k]);
       if (have_golden && std::none_of(want.begin(), want.end(), [](const auto& w) { return w.has_value(); }))
         throw ModelError(dirs[i] + ": no expected outputs (output_K.pb / output_K.npy / <output name>.npy)");
     }
@@ -149,11 +160,12 @@ int run_eval(const EvalOptions& o) {
     for (size_t k = 0; k < outs.size(); ++k) {
       if (!want[k]) continue;
       auto& a = agg[k];
-      const ir::DType dt = want[k]->kind == backends::RValue::Kind::Tensor ? want[k]->tensor.dtype() : ir::DType::F32;
-      a.dtype = dt;
-      const auto m = backends::compare_values(outs[k], *want[k], tolerance_for(rules, a.name));
-      std::string why;
-      const bool ok = output_passes(rules, a.name, dt, m, &why);
+      const OutputJudgement j = judge_output(rules, a.name, outs[k], *want[k]);
+      if (j.dtype != ir::DType::Undefined) a.dtype = j.dtype;
+      if (j.kind != "none" || a.samples == 0) a.kind = j.kind;
+      const auto& m = j.metrics;
+      const bool ok = j.passed;
+      const std::string& why = j.why;
       ++a.samples;
       ++compared;
       if (!ok) { ++a.failed; if (a.first_failure.empty()) a.first_failure = s.name + ": " + why; }
@@ -163,9 +175,12 @@ int run_eval(const EvalOptions& o) {
       a.min_cosine = std::min(a.min_cosine, m.cosine);
       a.min_snr = std::min(a.min_snr, m.snr_db);
       if (m.top1_agree) { ++a.top1_total; a.top1_agree += *m.top1_agree ? 1 : 0; }
-      sj["outputs"].push_back({{"name", a.name}, {"max_abs", json_num(m.max_abs)}, {"max_rel", json_num(m.max_rel)},
-                               {"mean_abs", json_num(m.mean_abs)}, {"cosine", json_num(m.cosine)},
-                               {"snr_db", json_num(m.snr_db)}, {"passed", ok}});
+      nlohmann::ordered_json oj{{"name", a.name}};
+      if (j.kind != "tensor") oj["kind"] = j.kind;
+      oj.update(nlohmann::ordered_json{{"max_abs", json_num(m.max_abs)}, {"max_rel", json_num(m.max_rel)},
+                                       {"mean_abs", json_num(m.mean_abs)}, {"cosine", json_num(m.cosine)},
+                                       {"snr_db", json_num(m.snr_db)}, {"passed", ok}});
+      sj["outputs"].push_back(std::move(oj));
     }
     samples_json.push_back(std::move(sj));
   }
@@ -175,10 +190,12 @@ int run_eval(const EvalOptions& o) {
   for (const auto& a : agg) {
     if (a.samples == 0) continue;
     all_ok = all_ok && a.failed == 0;
-    nlohmann::ordered_json oj{{"name", a.name}, {"dtype", ir::dtype_name(a.dtype)}, {"samples", a.samples},
+    nlohmann::ordered_json oj{{"name", a.name}, {"dtype", ir::dtype_name(a.dtype)}};
+    if (a.kind != "tensor") oj["kind"] = a.kind;
+    oj.update(nlohmann::ordered_json{{"samples", a.samples},
                               {"failed", a.failed}, {"max_abs", json_num(a.max_abs)}, {"max_rel", json_num(a.max_rel)},
                               {"mean_abs", json_num(a.mean_abs_sum / a.samples)}, {"min_cosine", json_num(a.min_cosine)},
-                              {"min_snr_db", json_num(a.min_snr)}};
+                              {"min_snr_db", json_num(a.min_snr)}});
     if (a.top1_total) oj["top1_agreement"] = static_cast<double>(a.top1_agree) / a.top1_total;
     if (!a.first_failure.empty()) oj["first_failure"] = a.first_failure;
     outputs_json.push_back(std::move(oj));

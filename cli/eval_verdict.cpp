@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace mcc::cli {
 namespace {
@@ -27,6 +28,56 @@ std::string fmt(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%g", v);
   return b;
+}
+
+const char* kind_name(backends::RValue::Kind k) {
+  switch (k) {
+    case backends::RValue::Kind::Sequence: return "sequence";
+    case backends::RValue::Kind::None: return "none";
+    default: return "tensor";
+  }
+}
+
+// Metrics of values that agree exactly (both empty optionals, empty sequences).
+backends::TensorMetrics identical_metrics() {
+  backends::TensorMetrics m;
+  m.snr_db = std::numeric_limits<double>::infinity();
+  return m;
+}
+
+// Sequences: element by element under the same rules; metrics aggregated over the elements.
+void judge_sequence(const VerdictRules& r, const std::string& output, const backends::RValue& got,
+                    const backends::RValue& want, OutputJudgement& j) {
+  auto& total = j.metrics;
+  total = identical_metrics();
+  if (got.seq.size() != want.seq.size()) {
+    total.comparable = false;
+    total.mismatch = "sequence length " + std::to_string(got.seq.size()) + " vs expected " + std::to_string(want.seq.size());
+    j.why = total.mismatch;
+    return;
+  }
+  j.passed = true;
+  double abs_sum = 0;
+  const auto tol = tolerance_for(r, output);
+  for (size_t i = 0; i < want.seq.size(); ++i) {
+    const auto m = backends::compare_tensors(got.seq[i], want.seq[i], tol);
+    j.dtype = want.seq[i].dtype();
+    std::string why;
+    if (!output_passes(r, output, j.dtype, m, &why) && j.passed) {
+      j.passed = false;
+      j.why = "element " + std::to_string(i) + ": " + why;
+    }
+    if (!m.comparable) { total.comparable = false; if (total.mismatch.empty()) total.mismatch = "element " + std::to_string(i) + ": " + m.mismatch; }
+    total.numel += m.numel;
+    total.not_close += m.not_close;
+    total.nan_inf_mismatch += m.nan_inf_mismatch;
+    total.max_abs = std::max(total.max_abs, m.max_abs);
+    total.max_rel = std::max(total.max_rel, m.max_rel);
+    total.cosine = std::min(total.cosine, m.cosine);
+    total.snr_db = std::min(total.snr_db, m.snr_db);
+    abs_sum += m.mean_abs * static_cast<double>(m.numel);
+  }
+  total.mean_abs = total.numel ? abs_sum / static_cast<double>(total.numel) : 0;
 }
 
 }  // namespace
@@ -106,6 +157,32 @@ bool output_passes(const VerdictRules& r, const std::string& output, ir::DType d
   if (m.cosine < r.min_cosine) return fail("cosine " + fmt(m.cosine) + " < " + fmt(r.min_cosine));
   if (m.snr_db < r.min_snr_db) return fail("SNR " + fmt(m.snr_db) + " dB < " + fmt(r.min_snr_db) + " dB");
   return true;
+}
+
+OutputJudgement judge_output(const VerdictRules& r, const std::string& output, const backends::RValue& got,
+                             const backends::RValue& want) {
+  OutputJudgement j;
+  j.kind = kind_name(want.kind);
+  if (got.kind != want.kind) {
+    j.metrics.comparable = false;
+    j.metrics.mismatch = std::string("got a ") + kind_name(got.kind) + ", expected a " + kind_name(want.kind) +
+                         " (none = an empty optional)";
+    j.why = j.metrics.mismatch;
+    return j;
+  }
+  if (want.kind == backends::RValue::Kind::None) {
+    j.metrics = identical_metrics();
+    j.passed = true;
+    return j;
+  }
+  if (want.kind == backends::RValue::Kind::Sequence) {
+    judge_sequence(r, output, got, want, j);
+    return j;
+  }
+  j.dtype = want.tensor.dtype();
+  j.metrics = backends::compare_tensors(got.tensor, want.tensor, tolerance_for(r, output));
+  j.passed = output_passes(r, output, j.dtype, j.metrics, &j.why);
+  return j;
 }
 
 }  // namespace mcc::cli

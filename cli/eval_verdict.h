@@ -1,6 +1,7 @@
 // Verdict rules for `mcc eval`: which tolerances apply to what is compared (fp32 tight; fp16,
 // bf16 and int8 looser on cosine/SNR), per-output overrides, and the pass/fail decision. The
-// report always states the rules that were used, so a user never has to guess them.
+// report always states the rules that were used, so a user never has to guess them. Sequence
+// and optional outputs are judged element by element under the same rules.
 #pragma once
 #include <map>
 #include <optional>
@@ -37,5 +38,18 @@ backends::Tolerance tolerance_for(const VerdictRules& r, const std::string& outp
 /// Pass/fail of one output's metrics under the rules; `why` gets the first failed rule.
 bool output_passes(const VerdictRules& r, const std::string& output, ir::DType dtype,
                    const backends::TensorMetrics& m, std::string* why);
+
+/// One output of one sample judged under the rules: tensors by their metrics; sequences element
+/// by element (lengths must match; each element under the same rules, metrics aggregated: worst
+/// max/cosine/SNR, mean abs over all elements); empty optionals pass only against empty optionals.
+struct OutputJudgement {
+  backends::TensorMetrics metrics;
+  ir::DType dtype = ir::DType::Undefined;  // the (element) dtype compared; Undefined when nothing was
+  std::string kind = "tensor";             // tensor | sequence | none (an empty optional)
+  bool passed = false;
+  std::string why;                         // the first failed rule ("element 2: ...")
+};
+OutputJudgement judge_output(const VerdictRules& r, const std::string& output, const backends::RValue& got,
+                             const backends::RValue& want);
 
 }  // namespace mcc::cli

@@ -651,33 +651,44 @@ Model load_model_from_bytes(std::string bytes, const std::string& base_dir) {
   });
 }
 
-Tensor load_tensor_pb(const std::string& path) {
-  return with_file_context("tensor file '" + path + "'", [&] {
-    // Sequence/optional test data (same field numbers, other meanings) may parse as a TensorProto:
-    // anything odd is checked against SequenceProto and refused as unsupported.
-    auto container = [&] {
-      onnx::SequenceProto sp;
-      return parse_fd(open_for_parse(path, "tensor"), sp) && sp.unknown_fields().empty() &&
-             sp.has_elem_type() && sp.elem_type() >= 0 && sp.elem_type() <= 5;
-    };
-    auto refuse = [&] {
-      return UnsupportedError("holds a SequenceProto/OptionalProto/MapProto; only TensorProto files are supported");
-    };
-    onnx::TensorProto tp;
-    const bool ok = parse_fd(open_for_parse(path, "tensor"), tp);
-    if (ok && tp.unknown_fields().empty() && !tp.has_segment()) {
-      ImportContext ctx;
-      ctx.base_dir = folder_of(path);
-      try {
-        return import_tensor(tp, ctx);
-      } catch (const ModelError&) {
-        if (!container()) throw;
-      }
-      throw refuse();
+namespace {
+
+// Reads a TensorProto file. Sequence/optional/map test data (same field numbers, other meanings)
+// may parse as a TensorProto: anything odd is checked against SequenceProto and refused, as
+// unsupported when no type is declared, as a mismatch (ModelError) when `declared` names the
+// tensor value the model expects there.
+Tensor read_tensor_file(const std::string& path, const Value* declared) {
+  auto container = [&] {
+    onnx::SequenceProto sp;
+    return parse_fd(open_for_parse(path, "tensor"), sp) && sp.unknown_fields().empty() &&
+           sp.has_elem_type() && sp.elem_type() >= 0 && sp.elem_type() <= 5;
+  };
+  auto refuse = [&]() -> void {
+    if (declared)
+      throw ModelError("holds a SequenceProto/OptionalProto/MapProto, but the model declares a tensor for '" +
+                       declared->name + "'");
+    throw UnsupportedError("holds a SequenceProto/OptionalProto/MapProto; only TensorProto files are supported");
+  };
+  onnx::TensorProto tp;
+  const bool ok = parse_fd(open_for_parse(path, "tensor"), tp);
+  if (ok && tp.unknown_fields().empty() && !tp.has_segment()) {
+    ImportContext ctx;
+    ctx.base_dir = folder_of(path);
+    try {
+      return import_tensor(tp, ctx);
+    } catch (const ModelError&) {
+      if (!container()) throw;
     }
-    if (container()) throw refuse();
-    throw ModelError("not a valid TensorProto (protobuf parse failed: truncated or corrupt file)");
-  });
+    refuse();
+  }
+  if (container()) refuse();
+  throw ModelError("not a valid TensorProto (protobuf parse failed: truncated or corrupt file)");
+}
+
+}  // namespace
+
+Tensor load_tensor_pb(const std::string& path) {
+  return with_file_context("tensor file '" + path + "'", [&] { return read_tensor_file(path, nullptr); });
 }
 
 namespace {
@@ -698,15 +709,53 @@ int declared_kind(const Value& v, int* optional_elem) {
   return 0;
 }
 
-std::vector<Tensor> import_tensor_sequence(onnx::SequenceProto& sp, const ImportContext& ctx) {
-  if (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.tensor_values_size() == 0 && sp.elem_type() != 0)
-    throw UnsupportedError("only sequences of tensors are supported");
+// The tensors of a SequenceProto the model declares as a sequence of tensors; anything else in
+// the file (maps, nested sequences, fields of another message) is a mismatch with the model.
+std::vector<Tensor> import_tensor_sequence(onnx::SequenceProto& sp, const ImportContext& ctx, const Value& declared) {
+  const bool other = sp.sparse_tensor_values_size() || sp.sequence_values_size() || sp.map_values_size() ||
+                     sp.optional_values_size() ||
+                     (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.elem_type() != onnx::SequenceProto::UNDEFINED);
+  if (other || !sp.unknown_fields().empty())
+    throw ModelError("is not a SequenceProto of tensors, but the model declares a sequence of tensors for '" +
+                     declared.name + "'");
   std::vector<Tensor> out;
   for (auto& t : *sp.mutable_tensor_values()) out.push_back(import_tensor(t, ctx));
   return out;
 }
 
+bool file_is_empty(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
+}
+
+TestValue read_optional_file(const std::string& path, const Value& declared, int opt_elem, const ImportContext& ctx) {
+  TestValue v;
+  v.kind = TestValue::Kind::None;
+  if (file_is_empty(path)) return v;  // an OptionalProto with no field set serializes to 0 bytes
+  onnx::OptionalProto op;
+  if (!parse_fd(open_for_parse(path, "optional"), op))
+    throw ModelError("not a valid OptionalProto (truncated or corrupt file, or another kind of value), but the model "
+                     "declares an optional for '" + declared.name + "'");
+  const std::string want = opt_elem == 1 ? "an optional tensor" : "an optional sequence";
+  if (!op.unknown_fields().empty() || op.has_map_value() || op.has_optional_value() || op.has_sparse_tensor_value() ||
+      (op.has_tensor_value() && opt_elem != 1) || (op.has_sequence_value() && opt_elem != 4))
+    throw ModelError("does not hold " + want + ", which the model declares for '" + declared.name + "'");
+  if (op.has_tensor_value()) {
+    v.kind = TestValue::Kind::Tensor;
+    v.tensor = import_tensor(*op.mutable_tensor_value(), ctx);
+  } else if (op.has_sequence_value()) {
+    v.kind = TestValue::Kind::Sequence;
+    v.seq = import_tensor_sequence(*op.mutable_sequence_value(), ctx, declared);
+  }
+  return v;
+}
+
 }  // namespace
+
+bool declares_tensor(const Value& v) {
+  int opt_elem = 0;
+  return declared_kind(v, &opt_elem) == 1;
+}
 
 TestValue load_value_pb(const std::string& path, const Value& declared) {
   return with_file_context("test data file '" + path + "'", [&] {
@@ -714,31 +763,22 @@ TestValue load_value_pb(const std::string& path, const Value& declared) {
     const int kind = declared_kind(declared, &opt_elem);
     TestValue v;
     if (kind == 1) {
-      v.tensor = load_tensor_pb(path);
+      v.tensor = read_tensor_file(path, &declared);
       return v;
     }
-    if (kind == 0) throw UnsupportedError("value '" + declared.name + "' has a map or sparse type; only tensors, sequences and optionals are supported");
+    if (kind == 0)
+      throw UnsupportedError("value '" + declared.name +
+                             "' has a map or sparse type; only tensors, sequences and optionals are supported");
     ImportContext ctx;
     ctx.base_dir = folder_of(path);
-    if (kind == 4) {
-      onnx::SequenceProto sp;
-      if (!parse_fd(open_for_parse(path, "sequence"), sp)) throw ModelError("not a valid SequenceProto (truncated or corrupt file)");
-      v.kind = TestValue::Kind::Sequence;
-      v.seq = import_tensor_sequence(sp, ctx);
-      return v;
-    }
-    onnx::OptionalProto op;
-    if (!parse_fd(open_for_parse(path, "optional"), op)) throw ModelError("not a valid OptionalProto (truncated or corrupt file)");
-    if (op.has_tensor_value()) {
-      v.tensor = import_tensor(*op.mutable_tensor_value(), ctx);
-    } else if (op.has_sequence_value()) {
-      v.kind = TestValue::Kind::Sequence;
-      v.seq = import_tensor_sequence(*op.mutable_sequence_value(), ctx);
-    } else if (op.has_map_value() || op.has_optional_value() || op.has_sparse_tensor_value()) {
-      throw UnsupportedError("optional of a map, sparse tensor or optional is not supported");
-    } else {
-      v.kind = TestValue::Kind::None;
-    }
+    if (kind == 9) return read_optional_file(path, declared, opt_elem, ctx);
+    v.kind = TestValue::Kind::Sequence;
+    if (file_is_empty(path)) return v;  // an empty SequenceProto with no field set
+    onnx::SequenceProto sp;
+    if (!parse_fd(open_for_parse(path, "sequence"), sp))
+      throw ModelError("not a valid SequenceProto (truncated or corrupt file, or another kind of value), but the model "
+                       "declares a sequence for '" + declared.name + "'");
+    v.seq = import_tensor_sequence(sp, ctx, declared);
     return v;
   });
 }

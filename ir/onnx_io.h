@@ -38,8 +38,11 @@ struct TestValue {
 };
 /// Reads a test-data .pb file as the type the graph declares for `declared` (TensorProto,
 /// SequenceProto of tensors, or OptionalProto of a tensor/sequence), as onnx's own runner does.
-/// Maps and sparse tensors throw UnsupportedError.
+/// A file that does not hold the declared kind throws ModelError naming the file and the value;
+/// a declared map or sparse tensor throws UnsupportedError naming the file.
 TestValue load_value_pb(const std::string& path, const Value& declared);
+/// True when the graph declares `v` as a plain tensor (not a sequence, optional, map or sparse).
+bool declares_tensor(const Value& v);
 
 /// Writes a TensorProto file.
 void save_tensor_pb(const Tensor& t, const std::string& path);

@@ -1,4 +1,4 @@
-// Sample folder discovery and loading (.pb TensorProto and .npy files).
+// Sample folder discovery and loading (.pb TensorProto / SequenceProto / OptionalProto and .npy files).
 #include "ir/sample_data.h"
 
 #include <algorithm>
@@ -85,50 +85,75 @@ Sample load_sample(const std::string& sample_dir, bool with_outputs) {
     const std::string stem = f.stem().string();
     const bool is_out = stem.rfind("output_", 0) == 0 || stem.rfind("expected_", 0) == 0;
     if (is_out && !with_outputs) continue;
-    SampleTensor st;
-    st.position = position_of(stem, is_out ? (stem.rfind("output_", 0) == 0 ? "output_" : "expected_") : "input_");
-    if (st.position < 0) st.name = is_out ? stem.substr(stem.find('_') + 1) : stem;
-    st.tensor = f.extension() == ".npy" ? load_npy(f.string()) : load_tensor_pb(f.string());
-    (is_out ? s.outputs : s.inputs).push_back(std::move(st));
+    SampleFile sf;
+    sf.path = f.string();
+    sf.position = position_of(stem, is_out ? (stem.rfind("output_", 0) == 0 ? "output_" : "expected_") : "input_");
+    if (sf.position < 0) sf.name = is_out ? stem.substr(stem.find('_') + 1) : stem;
+    (is_out ? s.outputs : s.inputs).push_back(std::move(sf));
   }
   return s;
 }
 
-BoundSample bind_sample(const Graph& g, Sample s) {
+namespace {
+
+// Reads one sample file as the type the graph declares for `declared`.
+TestValue read_as_declared(const std::string& path, const Value& declared) {
+  TestValue v;
+  if (fs::path(path).extension() == ".npy") {
+    if (!declares_tensor(declared))
+      throw ModelError(path + ": a .npy file holds a tensor, but the model declares a sequence or optional for '" +
+                       declared.name + "'; give it as a .pb file (SequenceProto / OptionalProto)");
+    v.tensor = load_npy(path);
+  } else {
+    v = load_value_pb(path, declared);
+  }
+  // onnx's test generator stores bfloat16 data as uint16 arrays: read those bits as bf16.
+  if (v.kind == TestValue::Kind::Tensor && declared.dtype == DType::BF16 && v.tensor.dtype() == DType::U16)
+    v.tensor = Tensor::from_buffer(DType::BF16, v.tensor.dims(), v.tensor.buffer());
+  return v;
+}
+
+}  // namespace
+
+BoundSample bind_sample(const Graph& g, const Sample& s, bool non_tensor_inputs) {
   BoundSample b;
   b.name = s.name;
   b.expected.resize(g.outputs.size());
   std::vector<const Value*> data_inputs;
   for (const Value* v : g.inputs)
     if (!v->initializer) data_inputs.push_back(v);
-  auto where = [&](const SampleTensor& t, const char* kind) {
-    return s.dir + "/" + (t.position >= 0 ? std::string(kind) + "_" + std::to_string(t.position) : t.name);
+  auto feed = [&](const SampleFile& f, const Value& in) {
+    TestValue v = read_as_declared(f.path, in);
+    if (v.kind == TestValue::Kind::Tensor) { b.feeds.emplace_back(in.name, std::move(v.tensor)); return; }
+    if (!non_tensor_inputs)
+      throw UnsupportedError(f.path + ": input '" + in.name + "' is a sequence or an empty optional; only tensor inputs are supported here");
+    b.value_feeds.emplace_back(in.name, std::move(v));
   };
-  for (auto& t : s.inputs) {
-    if (t.position >= 0) {
-      if (static_cast<size_t>(t.position) >= data_inputs.size())
-        throw ModelError(where(t, "input") + ": the model has only " + std::to_string(data_inputs.size()) + " data inputs");
-      b.feeds.emplace_back(data_inputs[static_cast<size_t>(t.position)]->name, std::move(t.tensor));
+  auto output_index = [&](const std::string& name) {
+    auto out = std::find_if(g.outputs.begin(), g.outputs.end(), [&](const Value* v) { return v->name == name; });
+    return out == g.outputs.end() ? g.outputs.size() : static_cast<size_t>(out - g.outputs.begin());
+  };
+  for (const auto& f : s.inputs) {
+    if (f.position >= 0) {
+      if (static_cast<size_t>(f.position) >= data_inputs.size())
+        throw ModelError(f.path + ": the model has only " + std::to_string(data_inputs.size()) + " data inputs");
+      feed(f, *data_inputs[static_cast<size_t>(f.position)]);
       continue;
     }
-    auto in = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const Value* v) { return v->name == t.name; });
-    if (in != g.inputs.end()) { b.feeds.emplace_back(t.name, std::move(t.tensor)); continue; }
-    auto out = std::find_if(g.outputs.begin(), g.outputs.end(), [&](const Value* v) { return v->name == t.name; });
-    if (out != g.outputs.end()) { b.expected[static_cast<size_t>(out - g.outputs.begin())] = std::move(t.tensor); continue; }
-    throw ModelError(where(t, "input") + ".npy: '" + t.name + "' is neither a graph input nor a graph output");
-  }
-  for (auto& t : s.outputs) {
-    size_t k = 0;
-    if (t.position >= 0) {
-      k = static_cast<size_t>(t.position);
-    } else {
-      auto out = std::find_if(g.outputs.begin(), g.outputs.end(), [&](const Value* v) { return v->name == t.name; });
-      if (out == g.outputs.end()) throw ModelError(where(t, "output") + ": '" + t.name + "' is not a graph output");
-      k = static_cast<size_t>(out - g.outputs.begin());
+    auto in = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const Value* v) { return v->name == f.name; });
+    if (in != g.inputs.end()) { feed(f, **in); continue; }
+    if (const size_t k = output_index(f.name); k < g.outputs.size()) {
+      b.expected[k] = read_as_declared(f.path, *g.outputs[k]);
+      continue;
     }
+    throw ModelError(f.path + ": '" + f.name + "' is neither a graph input nor a graph output");
+  }
+  for (const auto& f : s.outputs) {
+    const size_t k = f.position >= 0 ? static_cast<size_t>(f.position) : output_index(f.name);
+    if (f.position < 0 && k >= g.outputs.size()) throw ModelError(f.path + ": '" + f.name + "' is not a graph output");
     if (k >= g.outputs.size())
-      throw ModelError(where(t, "output") + ": the model has only " + std::to_string(g.outputs.size()) + " outputs");
-    b.expected[k] = std::move(t.tensor);
+      throw ModelError(f.path + ": the model has only " + std::to_string(g.outputs.size()) + " outputs");
+    b.expected[k] = read_as_declared(f.path, *g.outputs[k]);
   }
   return b;
 }

@@ -2,7 +2,8 @@
 //   ONNX test data:  DIR/test_data_set_N/input_K.pb, output_K.pb   (K = position)
 //   NumPy:           DIR/<sample>/<tensor name>.npy  or  input_K.npy / output_K.npy
 // and a single sample folder holding the tensors directly. Samples are listed without loading
-// their tensors, so callers can stream them one at a time.
+// their tensors, so callers can stream them one at a time. Test-data .pb files may also hold
+// sequences and optionals (read as the graph declares them); maps are refused as unsupported.
 #pragma once
 #include <optional>
 #include <string>
@@ -10,37 +11,45 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/onnx_io.h"
 
 namespace mcc::ir {
 
-struct SampleTensor {
+struct SampleFile {
   std::string name;    // graph value name ("" when positional)
   int position = -1;   // K of input_K / output_K (-1 when named)
-  Tensor tensor;
+  std::string path;    // the .pb / .npy file, read by bind_sample as the type the graph declares
 };
 
 struct Sample {
   std::string name;    // folder name ("test_data_set_0", "img_0001", ...)
   std::string dir;
-  std::vector<SampleTensor> inputs, outputs;
+  std::vector<SampleFile> inputs, outputs;
 };
 
-/// A sample matched to a graph: feeds by input name, expected tensors per graph output.
+/// A sample matched to a graph: feeds by input name, expected values per graph output.
 struct BoundSample {
   std::string name;
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  std::vector<std::optional<Tensor>> expected;  // one slot per graph output
+  std::vector<std::pair<std::string, Tensor>> feeds;           // tensor inputs (and present optional tensors)
+  std::vector<std::pair<std::string, TestValue>> value_feeds;  // sequence / empty optional inputs
+  std::vector<std::optional<TestValue>> expected;              // one slot per graph output
 };
 
 /// Sample folders under dir (or {dir} itself when it holds tensors directly), in natural
 /// order (test_data_set_2 before test_data_set_10). Throws ModelError when dir is missing or
 /// holds no sample.
 std::vector<std::string> list_sample_dirs(const std::string& dir);
-/// Loads one sample folder (.pb and .npy files; output_* files only when with_outputs).
+/// Lists one sample folder's .pb and .npy files (output_* files only when with_outputs); the
+/// files are read by bind_sample, which knows the types the graph declares.
 Sample load_sample(const std::string& sample_dir, bool with_outputs);
-/// Matches a sample to the graph: positional input_K is the K-th graph input that is not an
-/// initializer; a named file is an input when it names a graph input, an expected output when
-/// it names a graph output. Throws ModelError naming the file for tensors that match nothing.
-BoundSample bind_sample(const Graph& g, Sample s);
+/// Matches a sample to the graph and reads its files: positional input_K is the K-th graph input
+/// that is not an initializer; a named file is an input when it names a graph input, an expected
+/// output when it names a graph output. A .pb file is read as the graph declares the value
+/// (TensorProto, SequenceProto of tensors, OptionalProto), and a UINT16 tensor where the graph
+/// declares BFLOAT16 is read as bfloat16 bits (older ONNX test data stores bf16 that way).
+/// Sequence and empty optional inputs go to value_feeds when non_tensor_inputs is set, else throw
+/// UnsupportedError naming the file. Throws ModelError naming the file for files that match
+/// nothing or do not hold the declared kind; a declared map throws UnsupportedError.
+BoundSample bind_sample(const Graph& g, const Sample& s, bool non_tensor_inputs = false);
 
 }  // namespace mcc::ir
