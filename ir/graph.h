@@ -156,6 +156,16 @@ class Graph {
   MetadataProps metadata_props;
   std::string proto_passthrough;         // serialized GraphProto fields mcc does not model
 
+  /// The declarations, as read, of a value declared in more than one role here (input, output,
+  /// value_info: a Value holds one declaration) or declared as an output here while an enclosing
+  /// graph owns it. Export writes each role's bytes back while the value has that name and the
+  /// same declaration fields (`fingerprint`) as at import; otherwise the value's own fields.
+  struct SharedDecl {
+    std::string fingerprint;
+    std::map<std::string, std::string, std::less<>> by_role;  // "input"/"output"/"value_info" -> ValueInfoProto
+  };
+  std::map<std::string, SharedDecl, std::less<>> shared_decls;  // by value name
+
  private:
   Graph* parent_ = nullptr;
   std::vector<std::unique_ptr<Value>> value_storage_;

@@ -213,27 +213,44 @@ bool goes_external(const Tensor& t, const ExportContext& ctx, bool main_initiali
   return main_initializer && ctx.externalize_large && t.bytes().size() >= kExternalMinBytes;
 }
 
-void export_type(const Value& v, onnx::TypeProto& out) {
+/// Writes v's declared type into vi. The imported TypeProto goes back verbatim unless the IR has
+/// since given the value another known tensor type; a tensor type is never written without an
+/// element type (ONNX Runtime refuses elem_type 0), so a value whose element type is unknown and
+/// that had no type bytes of its own gets none (an empty `type {}` from the file is still in the
+/// value info's passthrough).
+void export_type(const Value& v, onnx::ValueInfoProto& vi) {
   if (!v.type_passthrough.bytes.empty()) {
     onnx::TypeProto tp;
     merge_passthrough(v.type_passthrough.bytes, tp, "type");
     DType dt = DType::Undefined;
     Shape sh;
-    // Verbatim unless the IR changed the tensor type since import.
-    if (!onnx_util::decode_tensor_type(tp, dt, sh) || (dt == v.dtype && sh == v.shape)) {
-      out = std::move(tp);
+    if (!onnx_util::decode_tensor_type(tp, dt, sh) || v.dtype == DType::Undefined ||
+        (dt == v.dtype && sh == v.shape)) {
+      *vi.mutable_type() = std::move(tp);
       return;
     }
   }
-  onnx_util::encode_tensor_type(v.dtype, v.shape, out);
+  if (v.dtype == DType::Undefined) return;
+  onnx_util::encode_tensor_type(v.dtype, v.shape, *vi.mutable_type());
 }
 
 void export_value_info(const Value& v, onnx::ValueInfoProto& vi) {
   merge_passthrough(v.proto_passthrough, vi, "value info");
   if (!v.name.empty()) vi.set_name(v.name);
-  if (v.has_type) export_type(v, *vi.mutable_type());
+  if (v.has_type) export_type(v, vi);
   if (!v.doc_string.empty()) vi.set_doc_string(v.doc_string);
   onnx_util::put_unknown_metadata(vi, onnx_util::kValueInfoMetadataField, v.metadata_props);
+}
+
+/// A declaration in one role: as read when the value shares it with another role and is
+/// unchanged since import (Graph::shared_decls), else from the value's own fields.
+void export_declaration(const Graph& g, const Value& v, const char* role, onnx::ValueInfoProto& vi) {
+  if (const auto it = g.shared_decls.find(v.name); it != g.shared_decls.end()) {
+    const auto r = it->second.by_role.find(role);
+    if (r != it->second.by_role.end() && it->second.fingerprint == onnx_util::declaration_fingerprint(v))
+      return merge_passthrough(r->second, vi, "declaration");
+  }
+  export_value_info(v, vi);
 }
 
 void export_graph(const Graph& g, onnx::GraphProto& gp, ExportContext& ctx, bool with_initializers);
@@ -304,9 +321,9 @@ void export_graph(const Graph& g, onnx::GraphProto& gp, ExportContext& ctx, bool
         export_tensor(*v->initializer, *gp.add_initializer(), ctx, goes_external(*v->initializer, ctx, false),
                       true, &v->name);
   for (const auto& s : g.sparse_initializers) merge_passthrough(s.bytes, *gp.add_sparse_initializer(), "sparse initializer");
-  for (const Value* v : g.inputs) export_value_info(*v, *gp.add_input());
-  for (const Value* v : g.outputs) export_value_info(*v, *gp.add_output());
-  for (const Value* v : g.value_info) export_value_info(*v, *gp.add_value_info());
+  for (const Value* v : g.inputs) export_declaration(g, *v, "input", *gp.add_input());
+  for (const Value* v : g.outputs) export_declaration(g, *v, "output", *gp.add_output());
+  for (const Value* v : g.value_info) export_declaration(g, *v, "value_info", *gp.add_value_info());
   for (const auto& q : g.quantization_annotation) merge_passthrough(q.bytes, *gp.add_quantization_annotation(), "annotation");
   onnx_util::put_unknown_metadata(gp, onnx_util::kGraphMetadataField, g.metadata_props);
 }

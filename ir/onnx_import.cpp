@@ -6,6 +6,8 @@
 // whatever remains (fields mcc does not model, optional fields present with their default value,
 // unknown fields of newer ONNX releases) is serialized into the owner's `proto_passthrough` and
 // merged back first on export, so presence and unknown fields survive without special cases.
+// A value declared in several roles (input and output, output and value_info, a subgraph output
+// naming an outer value) keeps each declaration as read in Graph::shared_decls.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +24,8 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "ir/import_limits.h"
@@ -243,17 +247,22 @@ void import_type(onnx::TypeProto& tp, Value& v) {
     v.dtype = dt;
     v.shape = std::move(shape);
     // Keep the original bytes when the IR form does not reproduce them exactly (denotation,
-    // dim_param "", elem_type present but 0, unknown fields ...).
+    // dim_param "", elem_type present but 0, unknown fields ...) and whenever the element type is
+    // absent: export never writes a tensor type without an element type of its own making.
     onnx::TypeProto re;
     onnx_util::encode_tensor_type(v.dtype, v.shape, re);
-    if (onnx_util::serialize(re) == onnx_util::serialize(tp)) return;
+    if (dt != DType::Undefined && onnx_util::serialize(re) == onnx_util::serialize(tp)) return;
   }
   v.type_passthrough.bytes = onnx_util::serialize(tp);  // sequence, map, optional, sparse ...
 }
 
 void import_value_info(onnx::ValueInfoProto& vi, Value& v) {
   if (!vi.name().empty()) vi.clear_name();
-  if (vi.has_type()) {
+  if (vi.has_type() && vi.type().ByteSizeLong() == 0) {
+    // `type {}` (no tensor, sequence... member: the type is unknown) has no bytes of its own to
+    // keep as a type passthrough; it stays in the value info's passthrough, present and empty.
+    v.has_type = true;
+  } else if (vi.has_type()) {
     import_type(*vi.mutable_type(), v);
     vi.clear_type();
   }
@@ -362,11 +371,34 @@ Value& find_or_fail(Graph& g, const std::string& name, const std::string& what) 
   return *v;
 }
 
+/// Names declared more than once in this graph (as input, output or value_info).
+std::set<std::string, std::less<>> repeated_declarations(const onnx::GraphProto& gp) {
+  std::map<std::string_view, int> seen;
+  std::set<std::string, std::less<>> out;
+  auto count = [&](const auto& list) {
+    for (const auto& vi : list)
+      if (++seen[vi.name()] == 2) out.insert(vi.name());
+  };
+  count(gp.input());
+  count(gp.output());
+  count(gp.value_info());
+  return out;
+}
+
+/// Keeps the declaration as read when its value holds another one too (Graph::shared_decls).
+void keep_shared_decl(Graph& g, const char* role, const onnx::ValueInfoProto& vi,
+                      const std::set<std::string, std::less<>>& repeated, bool outer_value = false) {
+  if (outer_value || repeated.count(vi.name()))
+    g.shared_decls[vi.name()].by_role[role] = onnx_util::serialize(vi);
+}
+
 void import_graph(onnx::GraphProto& gp, Graph& g, const ImportContext& ctx) {
   MCC_TAKE_STRING(gp, name, g.name);
   MCC_TAKE_STRING(gp, doc_string, g.doc_string);
   try {
+    const auto repeated = repeated_declarations(gp);
     for (auto& vi : *gp.mutable_input()) {
+      keep_shared_decl(g, "input", vi, repeated);
       Value& v = g.add_value(vi.name());
       v.is_graph_input = true;
       import_value_info(vi, v);
@@ -443,6 +475,7 @@ void import_graph(onnx::GraphProto& gp, Graph& g, const ImportContext& ctx) {
     for (auto& vi : *gp.mutable_output()) {
       Value& v = find_or_fail(g, vi.name(), "graph output");
       // An output that is an outer-scope value keeps the outer value's own type info.
+      keep_shared_decl(g, "output", vi, repeated, v.owner != &g);
       if (v.owner == &g) import_value_info(vi, v);
       g.outputs.push_back(&v);
     }
@@ -451,6 +484,7 @@ void import_graph(onnx::GraphProto& gp, Graph& g, const ImportContext& ctx) {
     for (auto& vi : *gp.mutable_value_info()) {
       Value* v = g.find_value(vi.name());
       if (!v) v = &g.add_value(vi.name());  // annotation of a value this graph does not define
+      keep_shared_decl(g, "value_info", vi, repeated);
       import_value_info(vi, *v);
       g.value_info.push_back(v);
     }
@@ -498,6 +532,11 @@ Model import_model(onnx::ModelProto& mp, const std::string& base_dir) {
   m.graph = std::make_unique<Graph>();
   import_graph(*gp, *m.graph, ctx);
   gp.reset();
+  // Outer values get their own declarations after their subgraphs are read: fingerprints last.
+  for_each_graph(*m.graph, [](Graph& g) {
+    for (auto& [name, decl] : g.shared_decls)
+      if (const Value* v = g.lookup(name)) decl.fingerprint = onnx_util::declaration_fingerprint(*v);
+  });
   m.proto_passthrough = remainder(mp);
   return m;
 }

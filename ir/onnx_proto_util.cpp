@@ -74,6 +74,27 @@ bool decode_tensor_type(const onnx::TypeProto& tp, DType& dt, Shape& shape) {
   return true;
 }
 
+std::string declaration_fingerprint(const Value& v) {
+  std::string out;
+  auto put = [&](const std::string& s) { out += std::to_string(s.size()) + ':' + s; };
+  out += v.has_type ? 'T' : '-';
+  out += std::to_string(static_cast<int>(v.dtype)) + ';';
+  if (v.shape.dims) {
+    out += 'S' + std::to_string(v.shape.dims->size()) + ';';
+    for (const Dim& d : *v.shape.dims) {
+      out += d.value ? std::to_string(*d.value) + ';' : std::string("?;");
+      put(d.param);
+      put(d.denotation);
+    }
+  }
+  put(v.type_passthrough.bytes);
+  put(v.doc_string);
+  out += 'M' + std::to_string(v.metadata_props.size()) + ';';
+  for (const auto& [k, val] : v.metadata_props) { put(k); put(val); }
+  put(v.proto_passthrough);
+  return out;
+}
+
 std::string serialize(const pb::Message& msg) {
   std::string s;
   s.reserve(msg.ByteSizeLong());

@@ -27,6 +27,10 @@ void encode_tensor_type(DType dt, const Shape& shape, onnx::TypeProto& out);
 /// Reads a tensor TypeProto's elem_type and shape; false when it is not a tensor type.
 bool decode_tensor_type(const onnx::TypeProto& tp, DType& dt, Shape& shape);
 
+/// The fields of v that make up its ValueInfoProto (type, doc string, metadata, passthrough), as
+/// one string: equal strings mean export would write the same declaration.
+std::string declaration_fingerprint(const Value& v);
+
 /// Deterministic serialization (stable across runs; what save_model writes).
 std::string serialize(const google::protobuf::Message& msg);
 

@@ -1,11 +1,16 @@
 // Round-trip suite: every model of the ONNX test corpora goes load → save and must equal the
 // original ModelProto (MessageDifferencer, after the normalisations documented in
-// ir/onnx_export.cpp), and save → load → save must be byte-identical.
+// ir/onnx_export.cpp), and save → load → save must be byte-identical. Through the CLI as well:
+// every model ONNX Runtime runs must still run to the same outputs after `mcc convert`
+// (tests/ir/roundtrip_ort_check.py), and every optional field absent in the input stays absent
+// (tests/cli/optional_fields_test.cpp).
 #include <doctest/doctest.h>
 #include <google/protobuf/util/message_differencer.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <regex>
 #include <filesystem>
 
 #include "ir/onnx_io.h"
@@ -164,6 +169,30 @@ TEST_CASE("bundled golden models load and save losslessly") {
   report("golden", r);
   CHECK(r.compared >= 3);
   CHECK(r.failed == 0);
+}
+
+TEST_CASE("models ONNX Runtime runs still run, to the same outputs, after mcc convert") {
+  // tests/ir/roundtrip_ort_check.py: every corpus model through the CLI with no pipeline.
+  if (std::system("python3 -c 'import onnx, onnxruntime, numpy' > /dev/null 2>&1") != 0) {
+    MESSAGE("python3 with onnx, onnxruntime and numpy is NOT available: the ONNX Runtime round trip is NOT checked");
+    WARN_MESSAGE(false, "ONNX Runtime round trip SKIPPED (scripts/setup.sh installs the python packages)");
+    return;
+  }
+  mcc::test::TempDir tmp("mcc-roundtrip-ort");
+  const fs::path log = tmp.path / "log.txt";
+  std::string cmd = "python3 '" + (mcc::test::source_dir() / "tests/ir/roundtrip_ort_check.py").string() +
+                    "' --mcc '" + mcc::test::mcc_binary().string() + "'";
+  for (const fs::path& d : {mcc::test::onnx_testdata_dir(), mcc::test::shared_dir() / "onnx-node-tests",
+                            mcc::test::shared_dir() / "models", mcc::test::source_dir() / "golden"})
+    cmd += " '" + d.string() + "'";
+  const int rc = std::system((cmd + " > '" + log.string() + "' 2>&1").c_str());
+  const std::string out = test::slurp(log);
+  MESSAGE(out.substr(out.size() > 8000 ? out.size() - 8000 : 0));
+  std::smatch counts;
+  REQUIRE(std::regex_search(out, counts, std::regex(R"((\d+) passed, (\d+) failed)")));
+  CHECK(std::stoi(counts[1]) > 1000);
+  CHECK(counts[2] == "0");
+  CHECK(rc == 0);
 }
 
 TEST_CASE("ONNX test-data tensor files load and save losslessly") {
