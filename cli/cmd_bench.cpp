@@ -14,6 +14,8 @@
 
 #include "backends/executor.h"
 #include "cli/bench_device_stats.h"
+#include "cli/json_text.h"
+#include "cli/printable_output.h"
 #include "cli/backend_select.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
@@ -104,23 +106,23 @@ int run_bench(const BenchOptions& o) {
       nj.push_back({{"node", nodes[i].node->name}, {"op", nodes[i].node->op_type}, {"ms_per_run", nodes[i].seconds / runs * 1000.0}});
     j["profile_by_node"] = nj;
   }
-  if (!o.report.empty()) write_file_atomically(o.report, j.dump(2) + "\n");
+  if (!o.report.empty()) write_file_atomically(o.report, dump_json(j, 2) + "\n");
   if (o.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << dump_json(j, 2) << "\n";
   } else {
-    std::printf("%s on %s, %d thread(s), %d warm-up + %d runs\n", o.model.c_str(), o.backend.c_str(), exec.threads(), o.warmup, o.runs);
-    std::printf("latency ms: median %.3f  p90 %.3f  mean %.3f  min %.3f  max %.3f\n", pct(0.5), pct(0.9), mean,
+    print_out("%s on %s, %d thread(s), %d warm-up + %d runs\n", o.model.c_str(), o.backend.c_str(), exec.threads(), o.warmup, o.runs);
+    print_out("latency ms: median %.3f  p90 %.3f  mean %.3f  min %.3f  max %.3f\n", pct(0.5), pct(0.9), mean,
                 sorted.front(), sorted.back());
-    std::printf("throughput: %.1f runs/s   peak RSS: %.1f MB\n", 1000.0 / pct(0.5), peak_mb);
-    if (on_device) std::printf("%s", render_bench_device_stats(j).c_str());
+    print_out("throughput: %.1f runs/s   peak RSS: %.1f MB\n", 1000.0 / pct(0.5), peak_mb);
+    if (on_device) print_out("%s", render_bench_device_stats(j).c_str());
     if (j.contains("profile_by_op")) {
-      std::printf("\n%-24s %6s %12s %7s\n", "op", "nodes", "ms/run", "share");
+      print_out("\n%-24s %6s %12s %7s\n", "op", "nodes", "ms/run", "share");
       for (const auto& e : j["profile_by_op"])
-        std::printf("%-24s %6d %12.3f %6.1f%%\n", e["op"].get<std::string>().c_str(), e["nodes"].get<int>(),
+        print_out("%-24s %6d %12.3f %6.1f%%\n", e["op"].get<std::string>().c_str(), e["nodes"].get<int>(),
                     e["ms_per_run"].get<double>(), 100.0 * e["share"].get<double>());
-      std::printf("\n%-40s %-20s %12s\n", "node", "op", "ms/run");
+      print_out("\n%-40s %-20s %12s\n", "node", "op", "ms/run");
       for (const auto& e : j["profile_by_node"])
-        std::printf("%-40s %-20s %12.3f\n", e["node"].get<std::string>().c_str(), e["op"].get<std::string>().c_str(),
+        print_out("%-40s %-20s %12.3f\n", e["node"].get<std::string>().c_str(), e["op"].get<std::string>().c_str(),
                     e["ms_per_run"].get<double>());
     }
   }

@@ -5,6 +5,7 @@
 // written and is never overwritten. --state replays a saved state: same canonical pipeline, each
 // stage handed its own record, so the output is byte-identical to the run that wrote the state.
 #include "cli/cmd_convert.h"
+#include "cli/json_text.h"
 
 #include <spdlog/spdlog.h>
 
@@ -36,9 +37,7 @@ std::string folder_of(const std::string& path) {
 
 void print_dry_run(const transforms::Pipeline& p, bool json) {
   if (json)
-    std::cout << nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}.dump(
-                     2)
-              << "\n";
+    std::cout << dump_json(nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}, 2) << "\n";
   else
     std::cout << p.to_string() << "\n";
 }
@@ -153,7 +152,7 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   if (o.json) {
     nlohmann::ordered_json r = state;
     r["sidecar"] = sidecar;
-    std::cout << r.dump(2) << "\n";
+    std::cout << dump_json(r, 2) << "\n";
   } else {
     std::cout << "pipeline: " << (rec.pipeline.empty() ? "(empty)" : rec.pipeline) << "\n"
               << "output:   " << o.output << "  sha256 " << rec.output_sha256 << "\n"

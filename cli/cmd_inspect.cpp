@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/common_flags.h"
+#include "cli/json_text.h"
 #include "cli/commands.h"
 #include "cli/file_util.h"
 #include "cli/model_summary.h"
@@ -26,7 +27,7 @@ int run_inspect(const InspectOptions& o) {
   InputModel in = load_input_model(o.input, /*detach_external=*/false, /*with_sha256=*/false);
   if (o.dump) {
     const std::string text = ir::print_model(in.model);
-    if (o.json) std::cout << nlohmann::ordered_json{{"path", o.input}, {"ir", text}}.dump(2) << "\n";
+    if (o.json) std::cout << dump_json(nlohmann::ordered_json{{"path", o.input}, {"ir", text}}, 2) << "\n";
     else std::cout << text;
     return 0;
   }
@@ -38,7 +39,7 @@ int run_inspect(const InspectOptions& o) {
     summary["placement"] = placement_json(report);
     placement_text = render_placement(report);
   }
-  if (o.json) std::cout << summary.dump(2) << "\n";
+  if (o.json) std::cout << dump_json(summary, 2) << "\n";
   else std::cout << render_summary(summary) << placement_text;
   return 0;
 }

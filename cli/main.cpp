@@ -1,21 +1,24 @@
 // The `mcc` binary: builds the CLI11 app, registers subcommands, sets log levels, and maps every
 // error to an exit code in one place (SPEC §2): one line on stderr, no stack traces.
-#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
+#include <iostream>
 #include <new>
 
 #include "cli/commands.h"
+#include "cli/printable_output.h"
 #include "ir/errors.h"
 
 namespace {
 int report(const std::exception& e, int code) {
-  std::fprintf(stderr, "mcc: error: %s\n", e.what());
+  std::cerr << "mcc: error: " << e.what() << "\n";
   return code;
 }
 void setup_logging(int verbose, bool quiet) {
-  auto logger = spdlog::stderr_color_mt("mcc");
+  // Through std::cerr, so log lines pass the same printable filter as everything else.
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(std::cerr, /*force_flush=*/true);
+  auto logger = std::make_shared<spdlog::logger>("mcc", sink);
   logger->set_pattern("mcc: %l: %v");
   spdlog::set_default_logger(logger);
   spdlog::level::level_enum level = spdlog::level::info;
@@ -28,6 +31,7 @@ void setup_logging(int verbose, bool quiet) {
 
 int main(int argc, char** argv) {
   using namespace mcc::cli;
+  install_printable_output();
   CLI::App app{"mcc: convert, compress and check ONNX models", "mcc"};
   app.require_subcommand(1);
   app.fallthrough();  // -q/-v work after the subcommand too
@@ -57,7 +61,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "mcc: error: %s; run 'mcc -h' or 'mcc <command> -h' for usage\n", e.what());
+    std::cerr << "mcc: error: " << e.what() << "; run 'mcc -h' or 'mcc <command> -h' for usage\n";
     return 2;
   }
   setup_logging(verbose, quiet);
@@ -75,14 +79,13 @@ int main(int argc, char** argv) {
   } catch (const mcc::BackendError& e) {
     return report(e, 5);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "mcc: error: out of memory; use a machine with more memory or a smaller model\n");
+    std::cerr << "mcc: error: out of memory; use a machine with more memory or a smaller model\n";
     return 5;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mcc: internal error: %s; please report it with the command line (rerun with -v)\n",
-                 e.what());
+    std::cerr << "mcc: internal error: " << e.what() << "; please report it with the command line (rerun with -v)\n";
     return 70;
   } catch (...) {
-    std::fprintf(stderr, "mcc: internal error: unknown exception; please report it with the command line\n");
+    std::cerr << "mcc: internal error: unknown exception; please report it with the command line\n";
     return 70;
   }
 }

@@ -1,5 +1,6 @@
 // Sidecar state: path convention, building, serializing and validating the JSON record.
 #include "cli/sidecar.h"
+#include "cli/json_text.h"
 
 #include "cli/file_util.h"
 #include "ir/errors.h"
@@ -25,7 +26,7 @@ nlohmann::ordered_json make_sidecar(const SidecarRecord& r) {
   return j;
 }
 
-std::string dump_sidecar(const nlohmann::ordered_json& j) { return j.dump(2) + "\n"; }
+std::string dump_sidecar(const nlohmann::ordered_json& j) { return dump_json(j, 2) + "\n"; }
 
 nlohmann::ordered_json read_sidecar(const std::string& path) {
   const std::string text = read_file(path);
@@ -34,6 +35,11 @@ nlohmann::ordered_json read_sidecar(const std::string& path) {
     j = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw ModelError(path + ": not a valid JSON state file (" + e.what() + "); pass a .mcc.json written by mcc");
+  }
+  try {
+    unescape_json_strings(j);
+  } catch (const ModelError& e) {
+    throw ModelError(path + ": " + e.what());
   }
   if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_number_integer() ||
       !j.contains("input") || !j["input"].is_object() || !j["input"].contains("sha256") ||

@@ -119,7 +119,7 @@ std::vector<StageRecord> PassManager::run(ir::Model& model,
     spdlog::info("{}: {} in {:.3f} s, nodes {} -> {}, initializer bytes {} -> {}{}{}", s.label,
                  r.modified ? "modified" : "unchanged", r.seconds, r.nodes_before, r.nodes_after,
                  r.initializer_bytes_before, r.initializer_bytes_after, r.stats.empty() ? "" : ", ",
-                 r.stats.empty() ? std::string() : r.stats.dump());
+                 r.stats.empty() ? std::string() : r.stats.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     out.push_back(std::move(r));
     done.push_back(s.label);
   }
