@@ -14,12 +14,21 @@
 namespace mcc::ir {
 namespace {
 
+/// madvise(MADV_DONTNEED) over the whole pages inside [base+offset, base+offset+len).
+void discard_whole_pages(const std::byte* base, size_t offset, size_t len) {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(base) + offset + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(base) + offset + len) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 class OwnedBuffer final : public Buffer {
  public:
   explicit OwnedBuffer(std::string s) : bytes_(std::move(s)) {}
   const std::byte* data() const override { return reinterpret_cast<const std::byte*>(bytes_.data()); }
   size_t size() const override { return bytes_.size(); }
   std::byte* mutable_data() override { return reinterpret_cast<std::byte*>(bytes_.data()); }
+  void discard_pages(size_t offset, size_t len) override { discard_whole_pages(data(), offset, len); }
 
  private:
   std::string bytes_;
@@ -31,11 +40,23 @@ class AlignedBuffer final : public Buffer {
  public:
   explicit AlignedBuffer(size_t n) : size_(n) {
     const size_t cap = (std::max<size_t>(n, 1) + 63) / 64 * 64;
+    if (cap >= kMappedMinBytes) {
+      // Large buffers come straight from the OS: zero pages that use memory only once written.
+      void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      ptr_ = static_cast<std::byte*>(p);
+      mapped_ = cap;
+      return;
+    }
     ptr_ = static_cast<std::byte*>(std::aligned_alloc(64, cap));
     if (!ptr_) throw std::bad_alloc();
     std::memset(ptr_, 0, cap);
   }
-  ~AlignedBuffer() override { std::free(ptr_); }
+  ~AlignedBuffer() override {
+    if (mapped_) ::munmap(ptr_, mapped_);
+    else std::free(ptr_);
+  }
+  void discard_pages(size_t offset, size_t len) override { discard_whole_pages(ptr_, offset, len); }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   const std::byte* data() const override { return ptr_; }
@@ -43,8 +64,11 @@ class AlignedBuffer final : public Buffer {
   std::byte* mutable_data() override { return ptr_; }
 
  private:
+  // Above glibc's largest mmap threshold (32 MiB), so smaller buffers keep malloc's reuse.
+  static constexpr size_t kMappedMinBytes = size_t{64} << 20;
   std::byte* ptr_ = nullptr;
   size_t size_;
+  size_t mapped_ = 0;  // mmap length when the bytes come from mmap, else 0
 };
 
 class MappedFile {
@@ -70,6 +94,9 @@ class MappedSlice final : public Buffer {
     throw InternalError("attempt to write into a read-only mapped tensor buffer");
   }
   bool writable() const override { return false; }
+  void discard_pages(size_t offset, size_t len) override {
+    discard_whole_pages(data(), offset, std::min(len, len_ - std::min(offset, len_)));
+  }
 
  private:
   std::shared_ptr<MappedFile> file_;

@@ -40,6 +40,11 @@ class Buffer {
   virtual std::byte* mutable_data() = 0;
   /// False for read-only (mapped) buffers.
   virtual bool writable() const { return true; }
+  /// Gives the whole memory pages inside [offset, offset+len) back to the OS. The caller promises
+  /// that nothing reads those bytes again: file-mapped pages would be re-read from the file, owned
+  /// pages read as zeros. Only for a holder that is about to drop the buffer (see
+  /// ir/tensor_streaming.h); a no-op where the buffer cannot do it.
+  virtual void discard_pages(size_t offset, size_t len) {}
   /// Where the bytes live (host unless a backend allocated device memory).
   Device device() const { return device_; }
 

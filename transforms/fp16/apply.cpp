@@ -97,13 +97,19 @@ struct Applier {
     const ir::Tensor& src = *constant_tensor(v, cfg.initializer_inputs_are_constants);
     const bool saturate = cfg.out_of_range == OutOfRange::Saturate;
     RangeReport r;
-    ir::Tensor t = to_low(src, cfg.low, saturate, &r);
+    const std::string name = src.name, doc = src.doc_string;
+    const bool was_external = src.external.has_value();
+    // An initializer converted in place is read once and released as it goes (a model of one
+    // huge tensor then peaks near its fp32 size, not fp32 + fp16).
+    const bool in_place = const_wants[v] == 1 && v->initializer;
+    ir::Tensor t = in_place ? to_low_consuming(std::move(*v->initializer), cfg.low, saturate, &r)
+                            : to_low(src, cfg.low, saturate, &r);
     if (saturate) st.values_saturated += r.overflow;
     ir::Value* result = v;
     if (const_wants[v] == 1) {
-      t.name = src.name;
-      t.doc_string = src.doc_string;
-      if (src.external) t.external = ir::ExternalRef{};  // rewritten on save; the old checksum is stale
+      t.name = name;
+      t.doc_string = doc;
+      if (was_external) t.external = ir::ExternalRef{};  // rewritten on save; the old checksum is stale
       if (v->initializer) {
         v->initializer = std::move(t);
       } else {

@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "ir/errors.h"
+#include "ir/tensor_streaming.h"
 #include "ir/element_types.h"
 #include "ir/shape_inference/shape_inference.h"
 #include "transforms/fp16/plan.h"
@@ -55,7 +56,7 @@ struct Planner {
     if (auto it = range_index.find(v); it != range_index.end()) return plan.ranges[it->second];
     RangeReport r;
     r.value = v->name;
-    to_low(t, cfg.low, false, &r);  // counting only; the tensor is made again when applied
+    count_low_range(t, cfg.low, r);
     range_index.emplace(v, plan.ranges.size());
     plan.ranges.push_back(std::move(r));
     return plan.ranges.back();
@@ -313,31 +314,63 @@ Plan make_plan(ir::Model& m, Config& cfg, const Replay* replay) {
   return std::move(p.plan);
 }
 
+namespace {
+
+/// Converts src[begin, end) into dst (when not null), counting into `r` (when not null).
+template <class L>
+void convert_range(const float* src, L* dst, int64_t begin, int64_t end, bool saturate, RangeReport* r) {
+  const float maxv = static_cast<float>(std::numeric_limits<L>::max());
+  for (int64_t i = begin; i < end; ++i) {
+    const float x = src[i];
+    L y = static_cast<L>(x);
+    const float back = static_cast<float>(y);
+    if (std::isfinite(x) && !std::isfinite(back)) {
+      if (r) ++r->overflow;
+      if (saturate) y = static_cast<L>(x > 0 ? maxv : -maxv);
+    } else if (x != 0.0f && back == 0.0f) {
+      if (r) ++r->underflow;
+    }
+    if (r && std::isfinite(x)) r->max_abs = std::max(r->max_abs, static_cast<double>(std::fabs(x)));
+    if (dst) dst[i] = y;
+  }
+}
+
+/// Calls f(tag) with the low type's element type (f16 or bf16).
+template <class F>
+void with_low_type(ir::DType low, F&& f) {
+  if (low == ir::DType::F16) f(ir::TypeTag<f16>{});
+  else f(ir::TypeTag<bf16>{});
+}
+
+}  // namespace
+
 ir::Tensor to_low(const ir::Tensor& t, ir::DType low, bool saturate, RangeReport* r) {
   ir::Tensor out = ir::Tensor::allocate(low, t.dims());
-  const auto src = t.data<float>();
-  auto convert = [&](auto tag) {
+  with_low_type(low, [&](auto tag) {
     using L = typename decltype(tag)::type;
-    const float maxv = static_cast<float>(std::numeric_limits<L>::max());
-    L* dst = low == ir::DType::F16 ? reinterpret_cast<L*>(out.mutable_data<f16>().data())
-                                   : reinterpret_cast<L*>(out.mutable_data<bf16>().data());
-    for (size_t i = 0; i < src.size(); ++i) {
-      const float x = src[i];
-      L y = static_cast<L>(x);
-      const float back = static_cast<float>(y);
-      if (std::isfinite(x) && !std::isfinite(back)) {
-        if (r) ++r->overflow;
-        if (saturate) y = static_cast<L>(x > 0 ? maxv : -maxv);
-      } else if (x != 0.0f && back == 0.0f) {
-        if (r) ++r->underflow;
-      }
-      if (r && std::isfinite(x)) r->max_abs = std::max(r->max_abs, static_cast<double>(std::fabs(x)));
-      dst[i] = y;
-    }
-  };
-  if (low == ir::DType::F16) convert(ir::TypeTag<f16>{});
-  else convert(ir::TypeTag<bf16>{});
+    convert_range(t.data<float>().data(), reinterpret_cast<L*>(out.mutable_raw()), 0, t.numel(), saturate, r);
+  });
   return out;
+}
+
+ir::Tensor to_low_consuming(ir::Tensor&& t, ir::DType low, bool saturate, RangeReport* r) {
+  if (t.dtype() != ir::DType::F32) throw InternalError("fp16: only float32 constants are converted");
+  ir::Tensor out = ir::Tensor::allocate(low, t.dims());
+  with_low_type(low, [&](auto tag) {
+    using L = typename decltype(tag)::type;
+    L* dst = reinterpret_cast<L*>(out.mutable_raw());
+    ir::consume_in_chunks(std::move(t), [&](const std::byte* data, int64_t b, int64_t e) {
+      convert_range(reinterpret_cast<const float*>(data), dst, b, e, saturate, r);
+    });
+  });
+  return out;
+}
+
+void count_low_range(const ir::Tensor& t, ir::DType low, RangeReport& r) {
+  with_low_type(low, [&](auto tag) {
+    using L = typename decltype(tag)::type;
+    convert_range<L>(t.data<float>().data(), nullptr, 0, t.numel(), false, &r);
+  });
 }
 
 }  // namespace mcc::transforms::fp16

@@ -107,5 +107,10 @@ ApplyStats apply_plan(ir::Model& m, const Plan& plan, const Config& cfg);
 /// Converts a float32 tensor to the low type; counts overflow/underflow into `r`; saturates to
 /// the largest finite value when `saturate`, otherwise overflowing values become +-inf.
 ir::Tensor to_low(const ir::Tensor& t, ir::DType low, bool saturate, RangeReport* r);
+/// The same, consuming `t` chunk by chunk so its memory is released as the conversion proceeds
+/// (ir/tensor_streaming.h): peak memory of about the output instead of input plus output.
+ir::Tensor to_low_consuming(ir::Tensor&& t, ir::DType low, bool saturate, RangeReport* r);
+/// Counts overflow/underflow of converting `t` into `r`, without making the converted tensor.
+void count_low_range(const ir::Tensor& t, ir::DType low, RangeReport& r);
 
 }  // namespace mcc::transforms::fp16

@@ -96,22 +96,27 @@ std::string base64_decode(const std::string& text) {
 }
 
 EncodedMask encode_mask(const std::vector<bool>& bits) {
+  const size_t set_size = (bits.size() + 7) / 8;
+  // The run lengths are only kept while they are no longer than the bitset (the smaller form is
+  // written), so a scattered mask never costs more than twice its bitset in memory.
   std::string rle;
-  bool cur = false;
+  bool cur = false, rle_fits = true;
   uint64_t run = 0;
-  for (bool b : bits) {
-    if (b != cur) {
+  for (size_t i = 0; i < bits.size() && rle_fits; ++i) {
+    if (bits[i] != cur) {
       put_varint(rle, run);
-      cur = b;
+      cur = bits[i];
       run = 0;
+      rle_fits = rle.size() <= set_size;
     }
     ++run;
   }
-  if (run > 0 || bits.empty()) put_varint(rle, run);
-  std::string set((bits.size() + 7) / 8, '\0');
+  if (rle_fits && (run > 0 || bits.empty())) put_varint(rle, run);
+  if (rle_fits && rle.size() <= set_size) return {"rle", base64_encode(rle)};
+  rle = std::string();
+  std::string set(set_size, '\0');
   for (size_t i = 0; i < bits.size(); ++i)
     if (bits[i]) set[i / 8] = static_cast<char>(static_cast<uint8_t>(set[i / 8]) | (1u << (i % 8)));
-  if (rle.size() <= set.size()) return {"rle", base64_encode(rle)};
   return {"bitset", base64_encode(set)};
 }
 

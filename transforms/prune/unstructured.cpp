@@ -25,6 +25,8 @@
 #include <set>
 
 #include "ir/errors.h"
+#include "ir/tensor_streaming.h"
+#include "transforms/prune/magnitude_select.h"
 #include "transforms/prune/prune.h"
 
 namespace mcc::transforms::prune {
@@ -33,19 +35,6 @@ namespace {
 
 bool float_dtype(ir::DType d) {
   return d == ir::DType::F32 || d == ir::DType::F64 || d == ir::DType::F16 || d == ir::DType::BF16;
-}
-
-std::vector<double> magnitudes(const ir::Tensor& t) {
-  std::vector<double> out(static_cast<size_t>(t.numel()));
-  ir::dispatch<ir::DType::F32, ir::DType::F64, ir::DType::F16, ir::DType::BF16>(t.dtype(), "prune", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    auto d = t.data<T>();
-    for (size_t i = 0; i < out.size(); ++i) {
-      if constexpr (std::is_same_v<T, double>) out[i] = std::fabs(d[i]);
-      else out[i] = std::fabs(static_cast<double>(static_cast<float>(d[i])));
-    }
-  });
-  return out;
 }
 
 struct Layer {
@@ -58,19 +47,35 @@ struct Layer {
 };
 
 /// Applies `mask` (set = zero the element) to the weight; returns the zero count after and adds
-/// the number of elements that were nonzero before to `newly`.
+/// the number of elements that were nonzero before to `newly`. The old weight is read once and
+/// released as it goes (ir/tensor_streaming.h), so a layer costs one copy of its weight, not two.
 int64_t apply_mask(ir::Value& w, const std::vector<bool>& mask, int64_t& newly) {
-  const auto before = magnitudes(*w.initializer);
-  for (size_t i = 0; i < mask.size(); ++i) newly += mask[i] && before[i] != 0.0;
-  ir::Tensor t = w.initializer->clone();
-  t.external.reset();
+  ir::Tensor src = std::move(*w.initializer);
+  ir::Tensor t = ir::Tensor::allocate(src.dtype(), src.dims());
+  t.name = src.name;
+  t.doc_string = src.doc_string;
+  t.proto_passthrough = src.proto_passthrough;
   const size_t es = ir::dtype_size(t.dtype());
-  std::byte* p = t.mutable_raw();
-  for (size_t i = 0; i < mask.size(); ++i)
-    if (mask[i]) std::memset(p + i * es, 0, es);
-  const auto mags = magnitudes(t);
+  std::byte* out = t.mutable_raw();
+  auto is_zero = [&](const std::byte* p) {  // +0 or -0: every bit but the sign (the top one) clear
+    uint64_t bits = 0;
+    std::memcpy(&bits, p, es);
+    return (bits << (64 - 8 * es + 1)) == 0;
+  };
   int64_t zeros = 0;
-  for (double x : mags) zeros += x == 0.0;
+  ir::consume_in_chunks(std::move(src), [&](const std::byte* data, int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const std::byte* p = data + static_cast<size_t>(i) * es;
+      const bool was_zero = is_zero(p);
+      if (mask[static_cast<size_t>(i)]) {
+        newly += !was_zero;
+        ++zeros;  // the output bytes are already zero
+      } else {
+        std::memcpy(out + static_cast<size_t>(i) * es, p, es);
+        zeros += was_zero;
+      }
+    }
+  });
   w.initializer = std::move(t);
   return zeros;
 }
@@ -130,34 +135,19 @@ nlohmann::ordered_json prune_unstructured(ir::Model& m, const UnstructuredConfig
     const size_t n = static_cast<size_t>(l.weight->initializer->numel());
     l.mask.assign(n, false);
     if (cfg.global && !l.overridden) continue;
-    const auto k = static_cast<size_t>(std::llround(l.target * static_cast<double>(n)));
-    if (k == 0) continue;
-    const auto mag = magnitudes(*l.weight->initializer);
-    std::vector<uint32_t> idx(n);
-    for (size_t i = 0; i < n; ++i) idx[i] = static_cast<uint32_t>(i);
-    auto less = [&](uint32_t a, uint32_t b) { return mag[a] < mag[b] || (mag[a] == mag[b] && a < b); };
-    std::nth_element(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k - 1), idx.end(), less);
-    for (size_t i = 0; i < k; ++i) l.mask[idx[i]] = true;
+    mark_smallest(*l.weight->initializer, std::llround(l.target * static_cast<double>(n)), l.mask);
   }
   if (cfg.global) {
-    struct Entry { double mag; uint32_t layer, index; };
-    std::vector<Entry> pool;
-    for (size_t li = 0; li < layers.size(); ++li) {
-      if (layers[li].overridden) continue;
-      const auto mag = magnitudes(*layers[li].weight->initializer);
-      for (size_t i = 0; i < mag.size(); ++i)
-        pool.push_back({mag[i], static_cast<uint32_t>(li), static_cast<uint32_t>(i)});
+    std::vector<const ir::Tensor*> pool;
+    std::vector<std::vector<bool>*> masks;
+    int64_t total = 0;
+    for (Layer& l : layers) {
+      if (l.overridden) continue;
+      pool.push_back(&*l.weight->initializer);
+      masks.push_back(&l.mask);
+      total += l.weight->initializer->numel();
     }
-    const auto k = static_cast<size_t>(std::llround(cfg.sparsity * static_cast<double>(pool.size())));
-    if (k > 0) {
-      auto less = [](const Entry& a, const Entry& b) {
-        if (a.mag != b.mag) return a.mag < b.mag;
-        if (a.layer != b.layer) return a.layer < b.layer;
-        return a.index < b.index;
-      };
-      std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(k - 1), pool.end(), less);
-      for (size_t i = 0; i < k; ++i) layers[pool[i].layer].mask[pool[i].index] = true;
-    }
+    mark_smallest_global(pool, std::llround(cfg.sparsity * static_cast<double>(total)), masks);
   }
 
   nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
@@ -167,11 +157,7 @@ nlohmann::ordered_json prune_unstructured(ir::Model& m, const UnstructuredConfig
     const int64_t k = std::count(l.mask.begin(), l.mask.end(), true);
     weights += n;
     pruned += k;
-    const int64_t zeros = k > 0 ? apply_mask(*l.weight, l.mask, newly) : [&] {
-      int64_t z = 0;
-      for (double x : magnitudes(*l.weight->initializer)) z += x == 0.0;
-      return z;
-    }();
+    const int64_t zeros = k > 0 ? apply_mask(*l.weight, l.mask, newly) : count_zeros(*l.weight->initializer);
     zeros_total += zeros;
     touched += k > 0;
     nlohmann::ordered_json e;
@@ -217,7 +203,7 @@ void replay_unstructured(ir::Model& m, const nlohmann::ordered_json& record, nlo
       pruned += k;
       touched += k > 0;
       if (k > 0) zeros_total += apply_mask(*w, mask, newly);
-      else for (double x : magnitudes(*w->initializer)) zeros_total += x == 0.0;
+      else zeros_total += count_zeros(*w->initializer);
     } catch (const ModelError& ex) {
       throw ModelError("prune: the state's record does not fit the model: " + ex.message());
     } catch (const nlohmann::json::exception& ex) {

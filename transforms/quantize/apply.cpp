@@ -18,6 +18,7 @@
 #include <set>
 
 #include "ir/errors.h"
+#include "ir/tensor_streaming.h"
 #include "transforms/quantize/plan.h"
 
 namespace mcc::transforms::quantize {
@@ -108,28 +109,43 @@ void check_channels(const QPoint& p, const ir::Tensor& t) {
                      " recorded scales on axis " + std::to_string(p.axis));
 }
 
-/// Replaces float initializer `v` by quantized initializer + DequantizeLinear whose output takes v's name.
-void quantize_constant(ir::Graph& g, std::set<std::string>& nodes, ir::Value& v, const QPoint& p) {
-  const ir::Tensor& w = *v.initializer;
-  if (w.dtype() != ir::DType::F32) throw ModelError("tensor '" + p.tensor + "' is " + ir::dtype_name(w.dtype()) + ", not f32");
-  check_channels(p, w);
+/// The quantized codes of float tensor `w` for point `p`. Consumes `w` chunk by chunk, releasing
+/// its memory as it goes (ir/tensor_streaming.h), so a huge weight is not held twice.
+ir::Tensor quantized_codes(ir::Tensor&& w, const QPoint& p) {
   ir::Tensor q = ir::Tensor::allocate(p.dtype, w.dims());
-  const auto src = w.data<float>();
   int64_t inner = 1, channels = 1;
   if (p.axis >= 0) {
     channels = w.dims()[static_cast<size_t>(p.axis)];
     for (size_t d = static_cast<size_t>(p.axis) + 1; d < w.rank(); ++d) inner *= w.dims()[d];
   }
-  for (size_t i = 0; i < src.size(); ++i) {
-    const size_t c = p.axis < 0 ? 0 : static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
-    if (p.dtype == ir::DType::I8) {
-      q.mutable_data<int8_t>()[i] = quantize_weight(src[i], p.scale[c]);
-    } else {
-      const int64_t b = quantize_bias_value(src[i], p.scale[c]);
-      if (b < INT32_MIN || b > INT32_MAX) throw ModelError("bias '" + p.tensor + "' overflows int32 with its recorded scale");
-      q.mutable_data<int32_t>()[i] = static_cast<int32_t>(b);
+  int8_t* q8 = p.dtype == ir::DType::I8 ? q.mutable_data<int8_t>().data() : nullptr;
+  int32_t* q32 = p.dtype == ir::DType::I8 ? nullptr : q.mutable_data<int32_t>().data();
+  ir::consume_in_chunks(std::move(w), [&](const std::byte* data, int64_t begin, int64_t end) {
+    const auto* src = reinterpret_cast<const float*>(data);
+    for (int64_t i = begin; i < end; ++i) {
+      const size_t c = p.axis < 0 ? 0 : static_cast<size_t>((i / inner) % channels);
+      if (q8) {
+        q8[i] = quantize_weight(src[i], p.scale[c]);
+      } else {
+        const int64_t b = quantize_bias_value(src[i], p.scale[c]);
+        if (b < INT32_MIN || b > INT32_MAX) throw ModelError("bias '" + p.tensor + "' overflows int32 with its recorded scale");
+        q32[i] = static_cast<int32_t>(b);
+      }
     }
-  }
+  });
+  return q;
+}
+
+/// Replaces float initializer `v` by quantized initializer + DequantizeLinear whose output takes v's name.
+void quantize_constant(ir::Graph& g, std::set<std::string>& nodes, ir::Value& v, const QPoint& p) {
+  const ir::Tensor& w = *v.initializer;
+  if (w.dtype() != ir::DType::F32) throw ModelError("tensor '" + p.tensor + "' is " + ir::dtype_name(w.dtype()) + ", not f32");
+  check_channels(p, w);
+  const std::vector<int64_t> dims = w.dims();
+  // Every use moves to the DequantizeLinear output below; the float tensor survives only as a
+  // graph input or output (IR < 4 lists initializers among the inputs).
+  const bool kept = v.is_graph_input || std::find(g.outputs.begin(), g.outputs.end(), &v) != g.outputs.end();
+  ir::Tensor q = quantized_codes(kept ? ir::Tensor(w) : std::move(*v.initializer), p);  // a shared copy is not released
   const std::vector<ir::Use> uses = v.uses;
   const ir::Node* before = first_consumer(g, v);
   const std::string name = v.name;
@@ -142,7 +158,7 @@ void quantize_constant(ir::Graph& g, std::set<std::string>& nodes, ir::Value& v,
   if (p.axis >= 0) dq.set_attr(ir::Attribute{"axis", ir::AttrKind::Int, int64_t{p.axis}, "", "", ""});
   ir::Value& out = *dq.outputs[0];
   out.dtype = ir::DType::F32;
-  out.shape = ir::Shape::of(w.dims());
+  out.shape = ir::Shape::of(dims);
   for (const ir::Use& u : uses) u.user->owner->set_input(*u.user, static_cast<size_t>(u.input_index), &out);
   if (v.uses.empty()) g.remove_value(v);
 }
