@@ -3,6 +3,9 @@
 // count within int64) and must match the bytes the file actually holds. Every refusal is a
 // ModelError (exit 3) on one line. Not for tensors mcc builds itself (Tensor::allocate checks
 // those), and not a memory budget: the data a file holds bounds what a tensor of it may claim.
+// No limit on node counts: a chain of 10^6 nodes loads, verifies and exports in about 6 s and
+// 1.8 GB (tests/ir/hostile_input_test.cpp, suite large). Graph walks are iterative (Kahn's sort);
+// subgraph recursion is bounded by protobuf's nesting limit below.
 #pragma once
 #include <cstdint>
 #include <string>
