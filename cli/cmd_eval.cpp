@@ -21,7 +21,9 @@
 #include "cli/common_flags.h"
 #include "cli/eval_verdict.h"
 #include "cli/file_util.h"
+#include "cli/json_text.h"
 #include "cli/per_layer.h"
+#include "cli/printable_output.h"
 #include "cli/sample_source.h"
 #include "ir/npy.h"
 
@@ -213,24 +215,24 @@ int run_eval(const EvalOptions& o) {
     layers = per_layer->finish(o.per_layer_exclude);
     report["per_layer"] = per_layer_json(*layers, o.per_layer_top);
   }
-  if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
+  if (!o.report.empty()) write_file_atomically(o.report, dump_json(report, 2) + "\n");
 
   if (o.json) {
-    std::cout << report.dump(2) << "\n";
+    std::cout << dump_json(report, 2) << "\n";
   } else {
-    std::printf("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
+    print_out("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
     if (compared == 0) {
-      std::printf("no expected outputs to compare%s\n", nothing ? "; outputs saved" : "");
+      print_out("no expected outputs to compare%s\n", nothing ? "; outputs saved" : "");
     } else {
-      std::printf("rules: %s\n", describe_rules(rules).c_str());
-      std::printf("%-28s %10s %10s %10s %10s %9s %6s  %s\n", "output", "max_abs", "max_rel", "mean_abs", "cosine", "snr_db", "top1", "verdict");
+      print_out("rules: %s\n", describe_rules(rules).c_str());
+      print_out("%-28s %10s %10s %10s %10s %9s %6s  %s\n", "output", "max_abs", "max_rel", "mean_abs", "cosine", "snr_db", "top1", "verdict");
       for (const auto& a : agg) {
         if (a.samples == 0) continue;
         std::string top1 = a.top1_total ? std::to_string(100 * a.top1_agree / a.top1_total) + "%" : "-";
-        std::printf("%-28s %10.3g %10.3g %10.3g %10.6f %9.2f %6s  %s\n", a.name.c_str(), a.max_abs, a.max_rel,
+        print_out("%-28s %10.3g %10.3g %10.3g %10.6f %9.2f %6s  %s\n", a.name.c_str(), a.max_abs, a.max_rel,
                     a.mean_abs_sum / a.samples, a.min_cosine, a.min_snr, top1.c_str(), a.failed ? "FAIL" : "pass");
       }
-      std::printf("verdict: %s\n", all_ok ? "PASS" : "FAIL");
+      print_out("verdict: %s\n", all_ok ? "PASS" : "FAIL");
     }
     if (layers) print_per_layer(*layers, o.per_layer_top);
   }
