@@ -55,13 +55,16 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
-std::string printable(std::string_view s) {
+namespace {
+
+std::string escape_for_terminal(std::string_view s, bool keep_line_breaks) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
     const size_t n = utf8_length_at(s, i);
     const auto c = static_cast<uint8_t>(s[i]);
-    const bool control = (n == 1 && ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)) ||
+    const bool kept_space = keep_line_breaks && (c == '\n' || c == '\t');
+    const bool control = (n == 1 && ((c < 0x20 && !kept_space) || c == 0x7F)) ||
                          (n == 2 && c == 0xC2 && static_cast<uint8_t>(s[i + 1]) < 0xA0);  // C1
     if (n == 0 || control) {
       for (size_t k = 0; k < (n ? n : 1); ++k) append_hex_escape(out, static_cast<uint8_t>(s[i + k]));
@@ -73,6 +76,11 @@ std::string printable(std::string_view s) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string printable(std::string_view s) { return escape_for_terminal(s, true); }
+std::string printable_line(std::string_view s) { return escape_for_terminal(s, false); }
 
 std::string escape_bytes(std::string_view s) {
   std::string out;

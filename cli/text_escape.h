@@ -19,6 +19,8 @@ bool is_valid_utf8(std::string_view s);
 
 /// Text safe to write to a terminal (see the header comment).
 std::string printable(std::string_view s);
+/// The same on one line: newline and tab are escaped too (error messages are one line).
+std::string printable_line(std::string_view s);
 
 /// Reversible escape of arbitrary bytes into valid UTF-8 (see the header comment).
 std::string escape_bytes(std::string_view s);

@@ -22,13 +22,13 @@ const std::string kWeight = "w\xfe\x01";
 const std::string kOutput = "y\xc3";         // a lead byte without its continuation
 
 /// x[1,4] -> MatMul(kNode, weight kWeight) -> Relu -> kOutput; `op` replaces Relu.
-fs::path write_model(const fs::path& dir, const std::string& op = "Relu") {
+fs::path write_model(const fs::path& dir, const std::string& op = "Relu", const std::string& act_name = "act\\x41") {
   ir::Model m = test::empty_model(13);
   ir::Graph& g = *m.graph;
   ir::Value& x = test::add_input(g, "x", {1, 4});
   ir::Value& w = test::add_random_init(g, kWeight, {4, 4}, 3);
   ir::Node& mm = test::add_node(g, "MatMul", kNode, {&x, &w}, {"h"}, 13);
-  ir::Node& act = test::add_node(g, op, "act\\x41", {mm.outputs[0]}, {kOutput}, 13);
+  ir::Node& act = test::add_node(g, op, act_name, {mm.outputs[0]}, {kOutput}, 13);
   test::mark_output(g, *act.outputs[0]);
   const fs::path p = dir / "names.onnx";
   ir::save_model(m, p.string());
@@ -86,11 +86,12 @@ TEST_CASE("inspect prints escaped names as text and as JSON") {
 
 TEST_CASE("errors naming a non-UTF-8 node print one escaped line") {
   test::TempDir dir("mcc-names");
-  const fs::path in = write_model(dir.path, "NoSuchOp");
+  const fs::path in = write_model(dir.path, "NoSuchOp", "act\n\xff line two");
   const auto r = test::run_mcc({"eval", in.string(), "--random", "1"});
   CHECK(r.code == 4);
   CHECK(test::one_error_line(r.err));
   CHECK_FALSE(has_raw_bytes(r.err));
+  CHECK(r.err.find("act\\x0a\\xff line two") != std::string::npos);
 }
 
 TEST_CASE("a state marked string_escapes with a malformed escape is refused as invalid input") {

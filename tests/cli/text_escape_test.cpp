@@ -39,6 +39,7 @@ TEST_CASE("printable escapes control characters and bytes that are not UTF-8, an
   CHECK(printable("\xc2\x9b" "2J") == "\\xc2\\x9b2J");       // C1 CSI
   CHECK(printable("x\rY") == "x\\x0dY");
   CHECK(printable("nul\0end"s) == "nul\\x00end");
+  CHECK(printable_line("a\nb\tc\xff") == "a\\x0ab\\x09c\\xff");  // error lines stay one line
 }
 
 TEST_CASE("escape_bytes is the identity on UTF-8 without backslashes and is undone by unescape_bytes") {
