@@ -115,18 +115,37 @@ TensorMetrics compare_values(const RValue& got, const RValue& want, Tolerance to
     m.mismatch = "sequence length " + std::to_string(got.seq.size()) + " vs expected " + std::to_string(want.seq.size());
     return m;
   }
-  TensorMetrics total;
+  TensorMetrics total = identical_metrics();
   for (size_t i = 0; i < want.seq.size(); ++i) {
     TensorMetrics m = compare_tensors(got.seq[i], want.seq[i], tol);
     if (!m.comparable) return m;
-    total.numel += m.numel;
-    total.not_close += m.not_close;
-    total.nan_inf_mismatch += m.nan_inf_mismatch;
-    total.max_abs = std::max(total.max_abs, m.max_abs);
-    total.max_rel = std::max(total.max_rel, m.max_rel);
-    total.cosine = std::min(total.cosine, m.cosine);
+    accumulate_metrics(total, m);
   }
   return total;
+}
+
+TensorMetrics identical_metrics() {
+  TensorMetrics m;
+  m.snr_db = std::numeric_limits<double>::infinity();
+  return m;
+}
+
+void accumulate_metrics(TensorMetrics& total, const TensorMetrics& e) {
+  if (!e.comparable) {
+    total.comparable = false;
+    if (total.mismatch.empty()) total.mismatch = e.mismatch;
+  }
+  const int64_t n = total.numel + e.numel;
+  if (n > 0)
+    total.mean_abs = (total.mean_abs * static_cast<double>(total.numel) + e.mean_abs * static_cast<double>(e.numel)) /
+                     static_cast<double>(n);
+  total.numel = n;
+  total.not_close += e.not_close;
+  total.nan_inf_mismatch += e.nan_inf_mismatch;
+  total.max_abs = std::max(total.max_abs, e.max_abs);
+  total.max_rel = std::max(total.max_rel, e.max_rel);
+  total.cosine = std::min(total.cosine, e.cosine);
+  total.snr_db = std::min(total.snr_db, e.snr_db);
 }
 
 }  // namespace mcc::backends

@@ -29,6 +29,12 @@ struct TensorMetrics {
   bool allclose() const { return comparable && not_close == 0 && nan_inf_mismatch == 0; }
 };
 
+/// Metrics of two identical empty values: the starting point of accumulate_metrics.
+TensorMetrics identical_metrics();
+/// Folds the metrics of one sequence element into `total`: counts add, the worst max/cosine/SNR
+/// win, mean_abs is weighted by element count. A non-comparable element makes `total` so.
+void accumulate_metrics(TensorMetrics& total, const TensorMetrics& element);
+
 /// Compares `got` with `want`. Integer/bool/string tensors are compared exactly.
 TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tolerance tol);
 /// Same for runtime values (sequences compared element by element, optionals by presence).

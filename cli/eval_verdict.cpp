@@ -39,17 +39,11 @@ const char* kind_name(backends::RValue::Kind k) {
 }
 
 // Metrics of values that agree exactly (both empty optionals, empty sequences).
-backends::TensorMetrics identical_metrics() {
-  backends::TensorMetrics m;
-  m.snr_db = std::numeric_limits<double>::infinity();
-  return m;
-}
-
 // Sequences: element by element under the same rules; metrics aggregated over the elements.
 void judge_sequence(const VerdictRules& r, const std::string& output, const backends::RValue& got,
                     const backends::RValue& want, OutputJudgement& j) {
   auto& total = j.metrics;
-  total = identical_metrics();
+  total = backends::identical_metrics();
   if (got.seq.size() != want.seq.size()) {
     total.comparable = false;
     total.mismatch = "sequence length " + std::to_string(got.seq.size()) + " vs expected " + std::to_string(want.seq.size());
@@ -57,7 +51,6 @@ void judge_sequence(const VerdictRules& r, const std::string& output, const back
     return;
   }
   j.passed = true;
-  double abs_sum = 0;
   const auto tol = tolerance_for(r, output);
   for (size_t i = 0; i < want.seq.size(); ++i) {
     const auto m = backends::compare_tensors(got.seq[i], want.seq[i], tol);
@@ -67,17 +60,9 @@ void judge_sequence(const VerdictRules& r, const std::string& output, const back
       j.passed = false;
       j.why = "element " + std::to_string(i) + ": " + why;
     }
-    if (!m.comparable) { total.comparable = false; if (total.mismatch.empty()) total.mismatch = "element " + std::to_string(i) + ": " + m.mismatch; }
-    total.numel += m.numel;
-    total.not_close += m.not_close;
-    total.nan_inf_mismatch += m.nan_inf_mismatch;
-    total.max_abs = std::max(total.max_abs, m.max_abs);
-    total.max_rel = std::max(total.max_rel, m.max_rel);
-    total.cosine = std::min(total.cosine, m.cosine);
-    total.snr_db = std::min(total.snr_db, m.snr_db);
-    abs_sum += m.mean_abs * static_cast<double>(m.numel);
+    if (!m.comparable && total.comparable) total.mismatch = "element " + std::to_string(i) + ": " + m.mismatch;
+    backends::accumulate_metrics(total, m);
   }
-  total.mean_abs = total.numel ? abs_sum / static_cast<double>(total.numel) : 0;
 }
 
 }  // namespace
@@ -171,7 +156,7 @@ OutputJudgement judge_output(const VerdictRules& r, const std::string& output, c
     return j;
   }
   if (want.kind == backends::RValue::Kind::None) {
-    j.metrics = identical_metrics();
+    j.metrics = backends::identical_metrics();
     j.passed = true;
     return j;
   }
