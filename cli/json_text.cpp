@@ -1,9 +1,14 @@
 // dump_json / unescape_json_strings (see cli/json_text.h).
 #include "cli/json_text.h"
 
-#include "cli/text_escape.h"
+#include "ir/text_escape.h"
 
 namespace mcc::cli {
+
+using ir::escape_bytes;
+using ir::is_valid_utf8;
+using ir::printable;
+using ir::unescape_bytes;
 namespace {
 
 template <class J>

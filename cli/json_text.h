@@ -3,7 +3,7 @@
 // nlohmann::json refuses to serialize invalid UTF-8 (type_error 316). Model names are arbitrary
 // bytes, so every JSON mcc writes goes through dump_json: a document whose strings are all valid
 // UTF-8 is written exactly as before; otherwise every string and key is written through
-// escape_bytes (cli/text_escape.h) and, when the document is an object, a top-level
+// escape_bytes (ir/text_escape.h) and, when the document is an object, a top-level
 // "string_escapes" entry says so. unescape_json_strings restores the exact bytes on reading, so a
 // sidecar state naming such nodes replays them byte-exactly.
 #pragma once

@@ -8,12 +8,12 @@
 
 #include "cli/commands.h"
 #include "cli/printable_output.h"
-#include "cli/text_escape.h"
+#include "ir/text_escape.h"
 #include "ir/errors.h"
 
 namespace {
 int report(const std::exception& e, int code) {
-  std::cerr << "mcc: error: " << mcc::cli::printable_line(e.what()) << "\n";
+  std::cerr << "mcc: error: " << mcc::ir::printable_line(e.what()) << "\n";
   return code;
 }
 void setup_logging(int verbose, bool quiet) {
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     std::cerr << "mcc: error: out of memory; use a machine with more memory or a smaller model\n";
     return 5;
   } catch (const std::exception& e) {
-    std::cerr << "mcc: internal error: " << mcc::cli::printable_line(e.what()) << "; please report it with the command line (rerun with -v)\n";
+    std::cerr << "mcc: internal error: " << mcc::ir::printable_line(e.what()) << "; please report it with the command line (rerun with -v)\n";
     return 70;
   } catch (...) {
     std::cerr << "mcc: internal error: unknown exception; please report it with the command line\n";

@@ -8,9 +8,14 @@
 #include <streambuf>
 #include <string>
 
-#include "cli/text_escape.h"
+#include "ir/text_escape.h"
 
 namespace mcc::cli {
+
+using ir::escape_bytes;
+using ir::is_valid_utf8;
+using ir::printable;
+using ir::unescape_bytes;
 namespace {
 
 /// Buffers text until a newline or a flush, then writes printable(text) to the wrapped streambuf.

@@ -1,4 +1,4 @@
-// Everything mcc prints to the terminal passes printable() (cli/text_escape.h): bytes that are not
+// Everything mcc prints to the terminal passes printable() (ir/text_escape.h): bytes that are not
 // UTF-8 and control characters from model names or file contents come out as `\xNN`, never raw.
 // Applies to std::cout, std::cerr, the log (which writes to std::cerr) and print_out. Does not
 // apply to files mcc writes (models keep their bytes; JSON goes through cli/json_text.h).

@@ -33,23 +33,6 @@ void check_data_bytes(uint64_t have, uint64_t want, const std::string& what) {
                      std::to_string(want));
 }
 
-std::string printable(std::string_view text, size_t max_chars) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (i == max_chars) return out + "...";
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string parse_failure_hint() {
   return "truncated or corrupt file, or messages nested deeper than " +
          std::to_string(kMaxProtobufNesting) + " levels (subgraphs inside subgraphs)";

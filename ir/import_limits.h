@@ -28,10 +28,6 @@ void check_data_bytes(uint64_t have, uint64_t want, const std::string& what);
 /// subgraphs nest deeper (about a third of this in If/Loop levels) is refused at parse time.
 inline constexpr int kMaxProtobufNesting = 100;
 
-/// File text quoted in an error message: control and non-ASCII bytes as \xNN, cut after
-/// `max_chars` with "...", so the message stays one readable line.
-std::string printable(std::string_view text, size_t max_chars = 80);
-
 /// What a failed protobuf parse of a model may mean, for the one-line error.
 std::string parse_failure_hint();
 

@@ -2,6 +2,7 @@
 // to DTypes; data is copied into an owned buffer.
 #include "ir/npy.h"
 #include "ir/import_limits.h"
+#include "ir/text_escape.h"
 
 #include <charconv>
 #include <cstdio>
@@ -62,7 +63,7 @@ Tensor load_npy(const std::string& path) {
   std::string descr = header_value(h, "descr", path);
   if (header_value(h, "fortran_order", path).find("True") != std::string::npos)
     throw UnsupportedError(path + ": Fortran-order .npy arrays are not supported");
-  if (descr.size() < 2) throw ModelError(path + ": bad .npy descr '" + limits::printable(descr) + "'");
+  if (descr.size() < 2) throw ModelError(path + ": bad .npy descr '" + printable_line(descr, 80) + "'");
   const char endian = descr[0];
   const std::string code = (endian == '<' || endian == '|' || endian == '=') ? descr.substr(1) : descr;
   if (endian == '>' && code != "i1" && code != "u1" && code != "b1")
@@ -70,7 +71,7 @@ Tensor load_npy(const std::string& path) {
   DType dt = DType::Undefined;
   for (const auto& c : kCodes)
     if (code == c.descr) dt = c.dt;
-  if (dt == DType::Undefined) throw UnsupportedError(path + ": .npy dtype '" + limits::printable(descr) + "' is not supported");
+  if (dt == DType::Undefined) throw UnsupportedError(path + ": .npy dtype '" + printable_line(descr, 80) + "' is not supported");
 
   std::vector<int64_t> dims;
   const std::string shape = header_value(h, "shape", path);
@@ -83,7 +84,7 @@ Tensor load_npy(const std::string& path) {
     int64_t d = 0;
     const auto [end, ec] = std::from_chars(shape.data() + p, shape.data() + e, d);
     if (e == p || ec != std::errc() || end != shape.data() + e)
-      throw ModelError(path + ": bad .npy shape '(" + limits::printable(shape) + ")'");
+      throw ModelError(path + ": bad .npy shape '(" + printable_line(shape, 80) + ")'");
     dims.push_back(d);
     p = e;
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/onnx_proto.h"
 #include "support/run_mcc.h"
 
 namespace fs = std::filesystem;
@@ -43,13 +44,8 @@ onnx::TypeProto map_type() {
 // A one-node model: y = op(x) with the given declared types, written to dir/model.onnx.
 std::string write_model(const fs::path& dir, const std::string& op, const onnx::TypeProto& in,
                         const onnx::TypeProto& out, int cast_to = 0) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* opset = m.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(18);
+  onnx::ModelProto m = mcc::test::proto_model(8, 18, "g");
   auto* g = m.mutable_graph();
-  g->set_name("g");
   auto* n = g->add_node();
   n->set_op_type(op);
   n->add_input("x");

@@ -10,6 +10,7 @@
 
 #include <functional>
 
+#include "support/onnx_proto.h"
 #include "ir/onnx_io.h"
 
 using namespace mcc;
@@ -35,13 +36,8 @@ void add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::strin
 /// main(cond, X f32[2]) -> If(cond) -> Y -> Loop(N, cond, Y) -> Z; the branches and the loop body
 /// declare their outputs in the ways a test picks through `decl`.
 onnx::ModelProto control_flow_model(const std::function<void(onnx::ValueInfoProto&, int)>& decl) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
+  onnx::ModelProto m = test::proto_model(8, 17, "main");
   auto* g = m.mutable_graph();
-  g->set_name("main");
   typed(g->add_input(), "cond", onnx::TensorProto::BOOL, {});
   typed(g->add_input(), "X", onnx::TensorProto::FLOAT, {2});
   typed(g->add_input(), "N", onnx::TensorProto::INT64, {});

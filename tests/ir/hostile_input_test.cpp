@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ir/import_limits.h"
+#include "ir/text_escape.h"
 #include "ir/npy.h"
 #include "ir/onnx_io.h"
 #include "ir/verifier.h"
@@ -198,8 +199,8 @@ TEST_CASE("hostile: tensor sizes in limits::tensor_bytes") {
   CHECK(ir::limits::tensor_bytes(ir::DType::U8, {INT64_MAX}) == static_cast<uint64_t>(INT64_MAX));
   CHECK_THROWS_AS(ir::limits::tensor_bytes(ir::DType::U16, {INT64_MAX}), ModelError);
   CHECK_THROWS_AS(ir::limits::tensor_bytes(ir::DType::F32, {-1}), ModelError);
-  CHECK(ir::limits::printable("a\nb\x01") == "a\\x0ab\\x01");
-  CHECK(ir::limits::printable(std::string(100, 'x'), 4) == "xxxx...");
+  CHECK(ir::printable_line("a\nb\x01") == "a\\x0ab\\x01");
+  CHECK(ir::printable_line(std::string(100, 'x'), 4) == "xxxx...");
 }
 
 TEST_CASE("hostile: external data claiming bytes beyond its file") {

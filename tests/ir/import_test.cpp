@@ -10,6 +10,7 @@
 #include <random>
 
 #include "ir/onnx_io.h"
+#include "support/onnx_proto.h"
 #include "support/files.h"
 #include "support/paths.h"
 
@@ -22,13 +23,8 @@ namespace {
 
 /// A model with one graph input X (f32[2]) and one output Y; the caller adds nodes/initializers.
 onnx::ModelProto base_model() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
+  onnx::ModelProto m = test::proto_model(8, 17, "g");
   auto* g = m.mutable_graph();
-  g->set_name("g");
   auto* x = g->add_input();
   x->set_name("X");
   auto* tt = x->mutable_type()->mutable_tensor_type();

@@ -1,11 +1,11 @@
-// Escaping of non-UTF-8 and control bytes for terminals and JSON (see cli/text_escape.h).
-#include "cli/text_escape.h"
+// Escaping of non-UTF-8 and control bytes for terminals and JSON (see ir/text_escape.h).
+#include "ir/text_escape.h"
 
 #include <cstdint>
 
 #include "ir/errors.h"
 
-namespace mcc::cli {
+namespace mcc::ir {
 namespace {
 
 /// Length of the well-formed UTF-8 sequence starting at s[i], or 0 when it is not one.
@@ -80,7 +80,10 @@ std::string escape_for_terminal(std::string_view s, bool keep_line_breaks) {
 }  // namespace
 
 std::string printable(std::string_view s) { return escape_for_terminal(s, true); }
-std::string printable_line(std::string_view s) { return escape_for_terminal(s, false); }
+std::string printable_line(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return escape_for_terminal(s, false);
+  return escape_for_terminal(s.substr(0, max_bytes), false) + "...";
+}
 
 std::string escape_bytes(std::string_view s) {
   std::string out;
@@ -123,4 +126,4 @@ std::string unescape_bytes(std::string_view s) {
   return out;
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::ir

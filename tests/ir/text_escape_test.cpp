@@ -1,4 +1,4 @@
-// Unit tests of cli/text_escape.* and cli/json_text.*: UTF-8 validation, terminal-safe text, the
+// Unit tests of ir/text_escape.* and cli/json_text.*: UTF-8 validation, terminal-safe text, the
 // reversible byte escapes and JSON documents holding names that are not UTF-8.
 #include <doctest/doctest.h>
 
@@ -8,10 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/json_text.h"
-#include "cli/text_escape.h"
+#include "ir/text_escape.h"
 #include "ir/errors.h"
 
 using namespace mcc::cli;
+using namespace mcc::ir;
 using namespace std::string_literals;
 
 TEST_CASE("is_valid_utf8 accepts well-formed text and refuses every malformed form") {
