@@ -14,13 +14,16 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/check_report.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "cli/file_util.h"
+#include "cli/printable_output.h"
 #include "cli/sha256.h"
 #include "cli/sidecar.h"
 #include "ir/onnx_io.h"
 #include "ir/verifier.h"
+#include "transforms/check/check.h"
 #include "transforms/pipeline/pass_manager.h"
 #include "transforms/pipeline/pipeline.h"
 
@@ -40,6 +43,24 @@ void print_dry_run(const transforms::Pipeline& p, bool json) {
     std::cout << dump_json(nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}, 2) << "\n";
   else
     std::cout << p.to_string() << "\n";
+}
+
+/// The report of a run's checks: {pipeline, passed, checks, escalation}.
+nlohmann::ordered_json check_report(const std::string& pipeline, const nlohmann::ordered_json& checks,
+                                    const nlohmann::ordered_json& escalation, bool passed) {
+  nlohmann::ordered_json r{{"pipeline", pipeline}, {"passed", passed}, {"checks", checks}};
+  if (!escalation.is_null()) r["escalation"] = escalation;
+  return r;
+}
+
+/// A missed budget: the figures on stdout and in the report (--report, else next to -o).
+void report_failed_check(const ConvertOptions& o, transforms::check::CheckFailed& e) {
+  if (!o.json) print_check_lines(e.record());
+  const std::string path = o.report_path.empty() ? default_check_report_path(o.output) : o.report_path;
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const auto& c : e.record().value("checks", nlohmann::ordered_json::array())) checks.push_back(c);
+  write_file_atomically(path, dump_json(check_report(o.pipeline, checks, o.escalation, false), 2) + "\n");
+  if (!o.json) print_out("check: figures written to %s; no model was written\n", path.c_str());
 }
 
 }  // namespace
@@ -110,8 +131,15 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   pm_options.verify_each = o.verify_each;
   pm_options.base_dir = base_dir;
   pm_options.threads = o.threads;
+  pm_options.input_path = o.input;
   const transforms::PassManager pm(pipeline, registry, pm_options);
-  const auto records = pm.run(in.model, o.state_path.empty() ? nullptr : &state_in["stages"]);
+  std::vector<transforms::StageRecord> records;
+  try {
+    records = pm.run(in.model, o.state_path.empty() ? nullptr : &state_in["stages"]);
+  } catch (transforms::check::CheckFailed& e) {
+    if (o.report_check_failure) report_failed_check(o, e);
+    throw;
+  }
 
   try {
     ir::save_model(in.model, o.output);
@@ -130,6 +158,9 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
     rec.stages.push_back(r.to_json());
     rec.stage_seconds[r.label] = r.seconds;
   }
+  rec.checks = collect_checks(rec.stages);
+  rec.escalation = o.escalation;
+  if (!o.state_path.empty() && state_in.contains("escalation")) rec.escalation = state_in["escalation"];
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto state = make_sidecar(rec);
   try {
@@ -139,6 +170,8 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
     fs::remove(o.output, ec);  // no output without its state (the input is never o.output)
     throw;
   }
+  if (!o.report_path.empty())
+    write_file_atomically(o.report_path, dump_json(check_report(rec.pipeline, rec.checks, rec.escalation, true), 2) + "\n");
   spdlog::info("wrote {} and {}", o.output, sidecar);
   if (!o.state_path.empty() && state_in.contains("output") && state_in["output"].is_object() &&
       state_in["output"].value("sha256", "") != rec.output_sha256)
@@ -157,6 +190,11 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
     std::cout << "pipeline: " << (rec.pipeline.empty() ? "(empty)" : rec.pipeline) << "\n"
               << "output:   " << o.output << "  sha256 " << rec.output_sha256 << "\n"
               << "state:    " << sidecar << "\n";
+    for (const auto& r : records)
+      if (r.pass == "check") {
+        if (!o.state_path.empty()) print_out("check: replayed the recorded verdict (replay runs no data)\n");
+        print_check_lines(r.record);
+      }
   }
   return 0;
 }
@@ -182,9 +220,11 @@ void add_convert_command(CLI::App& app, CommandSlot& slot) {
   sub->add_flag("!--no-verify", opt->verify_each,
                 "Skip checking the IR after every stage (benchmarking only)");
   add_threads_flag(sub, opt->threads, "for stages that execute the model");
+  add_report_flag(sub, opt->report_path, "the figures of the pipeline's check stages");
   sub->footer(
       "Examples:\n"
       "  mcc convert model.onnx -o out.onnx            # lossless round trip + out.mcc.json\n"
+      "  mcc convert model.onnx -o q.onnx -p 'fold,quantize{calib=data holdout=4},check{data=data holdout=4}'\n"
       "  mcc convert model.onnx -o out.onnx -p 'fold,fp16{keep_io=true}' --dry-run\n"
       "  mcc convert model.onnx -o out.onnx -p @pipeline.yaml\n"
       "  mcc convert model.onnx -o out.onnx --state prev.mcc.json   # byte-identical replay");

@@ -3,6 +3,8 @@
 #pragma once
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "transforms/pipeline/pass_registry.h"
 
 namespace mcc::cli {
@@ -13,6 +15,11 @@ struct ConvertOptions {
   bool dry_run = false;     // print the canonical pipeline and stop; nothing is read or written
   bool verify_each = true;  // ir::verify after every stage (--no-verify: benchmarking only)
   int threads = 0;
+  std::string report_path;  // --report: the run's checks as JSON ("" = none, unless a check fails)
+  bool report_check_failure = true;  // a missed budget prints its figures and writes a report
+  /// Earlier configurations tried and rejected by a budget (mcc quantize): kept in the sidecar
+  /// as "escalation"; a replay carries the state's own.
+  nlohmann::ordered_json escalation;
 };
 
 /// Runs the conversion; returns the exit code of a success path, throws mcc errors otherwise.

@@ -3,6 +3,16 @@
 // replay). `mcc quantize MODEL -o OUT --state STATE` replays a saved state with no calibration
 // data and writes a byte-identical model.
 //
+// Every run checks itself (cli/quantize_budget.h): a check stage compares the result with the
+// input model on samples it was not calibrated on (--eval DIR, else the calibration folder's last
+// samples, held back from calibration) against a budget (--min-cosine, --min-top1, --labels with
+// --max-top1-drop; defaults: cosine >= 0.99 for outputs that are not class scores, top-1 agreement
+// >= 99 % for class scores). While the budget is unmet the run escalates from the cheap
+// configuration (the given one) to measured per-activation methods, then to keeping the most
+// damaging activations float; each rejected configuration is recorded in the sidecar's
+// "escalation", and the accepted one is the pipeline the state replays. Unmet at the last step:
+// exit 1, no model, the figures in the report.
+//
 // The flags that set quantize stage options are one table (kStageFlags: flag, option key, help);
 // each flag's type, legal values and default come from the stage's own declaration (its PassInfo
 // in the registry), so a choice added to the stage shows up here with no edit. Value ranges are
@@ -11,6 +21,7 @@
 #include <memory>
 
 #include "cli/cmd_convert.h"
+#include "cli/quantize_budget.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "ir/errors.h"
@@ -60,10 +71,11 @@ constexpr StageFlag kStageFlags[] = {
 };
 
 struct QuantizeOptions {
-  std::string input, output, state_path, sidecar_path;
+  std::string input, output, state_path, sidecar_path, report_path;
   nlohmann::ordered_json stage = nlohmann::ordered_json::object();  // quantize options the flags set
   bool no_fold = false, json = false, dry_run = false;
   int threads = 0;
+  BudgetOptions budget;
 
   std::vector<std::string> list(const char* key) const {
     return stage.contains(key) ? stage[key].get<std::vector<std::string>>() : std::vector<std::string>{};
@@ -125,14 +137,15 @@ void add_stage_flags(CLI::App& sub, const std::shared_ptr<QuantizeOptions>& q, s
   }
 }
 
-/// The pipeline the flags stand for, in canonical text form. The stage's value checks run here,
-/// before the model is read.
-std::string pipeline_for(const QuantizeOptions& q) {
+/// The pipeline the flags stand for with these quantize options, in canonical text form. The
+/// stages' value checks run here, before the model is read.
+std::string pipeline_for(const QuantizeOptions& q, const nlohmann::ordered_json& stage, const nlohmann::ordered_json& check) {
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   if (!q.no_fold) stages.push_back("fold");
-  stages.push_back({{"stage", "quantize"}, {"options", q.stage}});
+  stages.push_back({{"stage", "quantize"}, {"options", stage}});
+  if (!check.is_null()) stages.push_back({{"stage", "check"}, {"options", check}});
   const auto pipeline = transforms::Pipeline::from_json(stages, "mcc quantize flags");
-  transforms::quantize::read_config(pipeline.stages().back().options);
+  transforms::quantize::read_config(pipeline.stages()[q.no_fold ? 0 : 1].options);
   return pipeline.to_string();
 }
 
@@ -156,7 +169,15 @@ int run_quantize(const QuantizeOptions& q) {
     for (const auto& op : q.list("op_types"))
       if (!transforms::quantize::supported_ops().count(op))
         throw UsageError("mcc quantize: --op-types: cannot quantize '" + op + "'; run 'mcc passes' for the quantize stage's ops");
-    c.pipeline = pipeline_for(q);
+    const BudgetPlan plan = plan_budget(q.budget, q.stage);
+    std::vector<std::string> pipelines;
+    for (const auto& attempt : plan.attempts) pipelines.push_back(pipeline_for(q, attempt, plan.check));
+    if (q.dry_run) {
+      c.pipeline = pipelines.front();
+      return run_convert(c);
+    }
+    c.report_path = q.report_path;
+    return run_with_budget(c, pipelines);
   }
   return run_convert(c);
 }
@@ -177,12 +198,16 @@ void add_quantize_command(CLI::App& app, CommandSlot& slot) {
   add_json_flag(sub, q->json, "the run's state");
   sub->add_flag("--dry-run", q->dry_run, "Print the pipeline these flags stand for and exit");
   add_threads_flag(sub, q->threads, "for calibration");
+  add_budget_flags(*sub, q->budget);
+  add_report_flag(sub, q->report_path, "the self-check's figures and the configurations tried");
   sub->footer(
       "Examples:\n"
       "  mcc quantize model.onnx -o model.int8.onnx --calib calib_data/\n"
       "  mcc quantize model.onnx -o q.onnx --calib data/ --samples 100 --method entropy \\\n"
       "      --rule 'conv1:skip' --rule 'head.*:per_tensor+int8'\n"
       "  mcc quantize model.onnx -o q2.onnx --state q.mcc.json     # byte-identical, no data needed\n"
+      "  mcc quantize model.onnx -o q.onnx --calib calib/ --eval held_out/ --min-cosine 0.995\n"
+      "  mcc quantize model.onnx -o q.onnx --calib calib/ --labels calib_labels.txt --max-top1-drop 0.5\n"
       "Same as: mcc convert MODEL -o OUT -p 'fold,quantize{calib=DIR ...}' (see 'mcc passes').");
   sub->callback([q, &slot] { slot.set([q] { return run_quantize(*q); }); });
 }

@@ -22,6 +22,8 @@ nlohmann::ordered_json make_sidecar(const SidecarRecord& r) {
   j["output"] = {{"path", r.output_path}, {"sha256", r.output_sha256}};
   j["pipeline"] = r.pipeline;
   j["stages"] = r.stages;
+  if (!r.checks.empty()) j["checks"] = r.checks;
+  if (!r.escalation.is_null()) j["escalation"] = r.escalation;
   j["timings"] = {{"total_seconds", r.seconds}, {"stages", r.stage_seconds}};
   return j;
 }

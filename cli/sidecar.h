@@ -4,7 +4,9 @@
 //
 // Layout: schema_version, tool {name, version}, input {path, size, sha256}, output {path, sha256},
 // pipeline (canonical text), stages [{label, pass, options, modified, stats, nodes_before,
-// nodes_after, initializer_bytes_before, initializer_bytes_after, record}], timings.
+// nodes_after, initializer_bytes_before, initializer_bytes_after, record}], checks (when a check
+// stage ran: [{stage, output, metric, value, threshold, verdict, samples, data}]), escalation (when
+// a budget rejected earlier configurations: [{pipeline, verdict, checks}]), timings.
 //
 // Volatile keys — the only ones that differ between two identical runs — all live under the
 // top-level "timings" object: timings.total_seconds and timings.stages.<label> (seconds per
@@ -28,6 +30,8 @@ struct SidecarRecord {
   uint64_t input_size = 0;
   std::string pipeline;                                      // canonical pipeline text
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();  // every check stage's figures
+  nlohmann::ordered_json escalation;                         // configurations a budget rejected (or null)
   double seconds = 0;                                        // volatile: wall time of the run
   nlohmann::ordered_json stage_seconds = nlohmann::ordered_json::object();  // volatile: label -> s
 };

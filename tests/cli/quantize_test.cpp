@@ -25,9 +25,11 @@ TEST_CASE("quantize: MNIST with its golden samples as calibration data passes ev
   REQUIRE(q.code == 0);
   REQUIRE(fs::exists(tmp.path / "mnist.int8.mcc.json"));
   const auto state = nlohmann::json::parse(mcc::test::slurp(tmp.path / "mnist.int8.mcc.json"));
-  REQUIRE(state["stages"].size() == 2);
+  // fold, quantize and its self-check (3 samples: 1 held back from calibration, judged).
+  REQUIRE(state["stages"].size() == 3);
+  CHECK(state["stages"][2]["pass"] == "check");
   const auto& rec = state["stages"][1]["record"];
-  CHECK(rec["calibration"]["samples"] == 3);
+  CHECK(rec["calibration"]["samples"] == 2);
   CHECK(rec["calibration"]["sha256"].get<std::string>().size() == 64);
   CHECK(rec["points"].size() >= 4);
 

@@ -67,6 +67,7 @@ struct PassContext {
   const nlohmann::ordered_json* replay = nullptr;    // this stage's record from a state (replay)
   std::string base_dir;                              // folder the relative paths in options resolve against
   int threads = 0;                                   // for stages that execute the model (0 = all cores)
+  std::string input_path;                            // the pipeline's input model file ("" in memory)
 };
 
 class Pass {

@@ -84,7 +84,7 @@ std::vector<StageRecord> PassManager::run(ir::Model& model,
     try {
       auto pass = registry_.create(s.pass());
       PassContext ctx{s.options, s.label, replay ? &(*replay)[i]["record"] : nullptr,
-                      options_.base_dir, options_.threads};
+                      options_.base_dir, options_.threads, options_.input_path};
       PassResult res = pass->run(model, ctx);
       r.modified = res.modified;
       r.stats = std::move(res.stats);

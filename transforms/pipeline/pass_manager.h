@@ -33,6 +33,7 @@ struct PassManagerOptions {
   bool verify_each = true;  // ir::verify after every stage; off only for benchmarking
   std::string base_dir;     // relative paths in options resolve against this
   int threads = 0;
+  std::string input_path;   // the input model's file, for stages that compare with it (check)
 };
 
 class PassManager {

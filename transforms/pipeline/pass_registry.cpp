@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "ir/errors.h"
+#include "transforms/check/check.h"
 #include "transforms/fp16/fp16.h"
 #include "transforms/fold/fold.h"
 #include "transforms/prune/prune.h"
@@ -19,6 +20,7 @@ void register_builtin_passes(PassRegistry& r) {
   r.add(fp16::make_pass);
   r.add(quantize::make_pass);
   r.add(prune::make_pass);
+  r.add(check::make_pass);
 }
 
 const PassRegistry& builtin_passes() {

@@ -459,9 +459,18 @@ void ChannelMoments::add(const float* x, const std::vector<int64_t>& dims) {
   count += dims[0] * inner;
 }
 
+std::vector<std::string> calibration_sample_dirs(const std::string& dir, size_t max_samples, size_t holdout) {
+  std::vector<std::string> dirs = ir::list_sample_dirs(dir);
+  if (holdout >= dirs.size() && holdout > 0)
+    throw UsageError("quantize: holdout=" + std::to_string(holdout) + " leaves no calibration sample in '" + dir + "' (" +
+                     std::to_string(dirs.size()) + " samples)");
+  dirs.resize(dirs.size() - holdout);
+  if (max_samples && dirs.size() > max_samples) dirs.resize(max_samples);
+  return dirs;
+}
+
 CalibrationResult calibrate(const ir::Model& model, const std::vector<std::string>& watch, const CalibrationConfig& cfg) {
-  std::vector<std::string> dirs = ir::list_sample_dirs(cfg.data_dir);
-  if (cfg.max_samples && dirs.size() > cfg.max_samples) dirs.resize(cfg.max_samples);
+  const std::vector<std::string> dirs = calibration_sample_dirs(cfg.data_dir, cfg.max_samples, cfg.holdout);
   CalibrationResult res;
   res.sha256 = hash_sample_files(dirs, &res.files);
 

@@ -83,6 +83,7 @@ std::pair<double, double> compute_range(const TensorStats& s, const RangeSpec& s
 struct CalibrationConfig {
   std::string data_dir;
   size_t max_samples = 0;       // 0 = every sample in the folder
+  size_t holdout = 0;           // the folder's last samples, kept out (judged by a check stage)
   bool histograms = true;       // false when every method is minmax (saves memory)
   int threads = 0;
   /// Float32 tensors (rank >= 2) whose per-channel (axis 1) first and second moments are also
@@ -115,6 +116,10 @@ struct CalibrationResult {
 /// the float32 tensors named in `watch` (graph inputs or node outputs of the main graph).
 /// Throws ModelError for a missing or empty folder or a sample that does not fit the model.
 CalibrationResult calibrate(const ir::Model& model, const std::vector<std::string>& watch, const CalibrationConfig& cfg);
+
+/// The calibration samples of a folder: all but the last `holdout` (UsageError when that leaves
+/// none), then at most `max_samples` (0: no cap), in natural order.
+std::vector<std::string> calibration_sample_dirs(const std::string& dir, size_t max_samples, size_t holdout);
 
 /// Lower-case hex SHA-256 of the files in the given sample folders (each folder's files sorted by
 /// name; every file contributes "folder/name", a NUL, its size as 8 little-endian bytes and its

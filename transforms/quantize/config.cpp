@@ -23,6 +23,8 @@ Config read_config(const Options& o) {
     throw UsageError("quantize: percentile must be in (50, 100], got " + std::to_string(c.percentile));
   c.samples = o.get_int("samples");
   if (c.samples < 0) throw UsageError("quantize: samples must be >= 0");
+  c.holdout = o.get_int("holdout");
+  if (c.holdout < 0) throw UsageError("quantize: holdout must be >= 0");
 
   c.select.op_types = o.get_list("op_types");
   c.select.defaults.per_channel = o.get_bool("per_channel");

@@ -18,6 +18,7 @@ struct Config {
   bool auto_method = false;       // method=auto: per activation, the measured best range method
   double percentile = 99.99;      // for method=percentile, in (50, 100]
   int64_t samples = 0;            // calibration samples used (0: all)
+  int64_t holdout = 0;            // last samples of the folder kept out of calibration (for a check)
   std::string calib;              // calibration folder as written (relative: to the pipeline's folder)
   bool symmetric_unsigned = false;  // symmetric ranges for uint8/uint16 activations too
   bool quantize_bias = true;

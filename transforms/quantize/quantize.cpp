@@ -139,6 +139,7 @@ Calibrated calibrate_selection(const ir::Model& model, const Selection& sel, con
   CalibrationConfig cc;
   cc.data_dir = dir;
   cc.max_samples = static_cast<size_t>(cfg.samples);
+  cc.holdout = static_cast<size_t>(cfg.holdout);
   cc.histograms = histograms;
   cc.threads = ctx.threads;
   cc.channel_watch = channel_watch;
@@ -187,6 +188,8 @@ class QuantizePass : public Pass {
         {
             {"calib", OptionType::String, "", "Calibration data folder (relative to the pipeline file's folder, or the cwd)", {}},
             {"samples", OptionType::Int, "0", "Use at most this many calibration samples (0: all)", {}},
+            {"holdout", OptionType::Int, "0",
+             "Keep the folder's last K samples out of calibration (a check stage with the same holdout judges on them)", {}},
             {"method", OptionType::String, "minmax",
              "Activation range method (auto: per activation, the one of minmax/percentile/mse whose measured output "
              "cosine is best)", {"minmax", "percentile", "entropy", "mse", "auto"}},

@@ -90,7 +90,7 @@ Measured measure_sensitivity(const ir::Model& model, const std::string& calib_di
                              const CalibrationResult& cal, const Config& cfg, ActivationRanges& acts, Plan& plan) {
   const auto t0 = std::chrono::steady_clock::now();
   json corrections = base_corrections(model, sel, cal, cfg, acts);
-  std::vector<std::string> dirs = ir::list_sample_dirs(calib_dir);
+  std::vector<std::string> dirs = calibration_sample_dirs(calib_dir, 0, static_cast<size_t>(cfg.holdout));
   const size_t cap = std::min<size_t>(static_cast<size_t>(cfg.sensitivity_samples), static_cast<size_t>(cal.samples));
   if (dirs.size() > cap) dirs.resize(cap);
   OutputProbe probe(model, dirs, threads, std::move(corrections));

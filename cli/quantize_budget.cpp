@@ -1,0 +1,128 @@
+// The accuracy budget of `mcc quantize` (see quantize_budget.h).
+//
+// Ladder (each step only when the user left that setting at its default, and only while the
+// budget is unmet): 1. the given configuration (minmax ranges by default: about one pass over the
+// data); 2. method=auto (per activation, the best measured of minmax/percentile/mse);
+// 3. mixed_target = min cosine + 0.005 (the activations with the largest measured 8-bit cost stay
+// float until the calibration samples reach it); 4. mixed_target = 0.9995.
+#include "cli/quantize_budget.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "ir/errors.h"
+#include "ir/sample_data.h"
+#include "transforms/check/check.h"
+
+namespace mcc::cli {
+namespace {
+
+std::string text(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  // Shortest form that reads back the same (0.995, not 0.99499999999999999556).
+  for (int p = 1; p <= 17; ++p) {
+    char c[32];
+    std::snprintf(c, sizeof c, "%.*g", p, v);
+    if (std::strtod(c, nullptr) == v) return c;
+  }
+  return b;
+}
+
+}  // namespace
+
+void add_budget_flags(CLI::App& sub, BudgetOptions& b) {
+  sub.add_option("--eval", b.eval_dir,
+                 "Samples the self-check judges on (default: the calibration folder's last samples, held back from "
+                 "calibration)");
+  sub.add_option("--holdout", b.holdout, "Calibration samples held back for the self-check (default: a fifth, 1 to 32)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--min-cosine", b.min_cosine, "Budget: least mean output cosine (default 0.99, for outputs that are not class scores; a value given applies to every float output)")
+      ->check(CLI::Range(-1.0, 1.0));
+  sub.add_option("--min-top1", b.min_top1, "Budget: least top-1 agreement with the float model, class scores (default 0.99)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub.add_option("--labels", b.labels, "Labels of the judged folder's samples (one integer per sample, .npy or text)");
+  sub.add_option("--max-top1-drop", b.max_top1_drop, "Budget with --labels: most top-1 accuracy drop, in points")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_flag("--no-check", b.no_check, "Skip the self-check (no verdict, no budget)");
+  sub.add_flag("--no-escalate", b.no_escalate, "Only the given configuration: fail instead of escalating when the budget is unmet");
+}
+
+BudgetPlan plan_budget(const BudgetOptions& b, const nlohmann::ordered_json& stage) {
+  BudgetPlan plan;
+  nlohmann::ordered_json base = stage;
+  if (b.no_check) {
+    if (!b.eval_dir.empty() || b.min_cosine || b.min_top1 || !b.labels.empty() || b.max_top1_drop || b.holdout)
+      throw UsageError("mcc quantize: --no-check contradicts the budget flags given");
+    plan.attempts.push_back(base);
+    return plan;
+  }
+  if (b.max_top1_drop && b.labels.empty()) throw UsageError("mcc quantize: --max-top1-drop needs --labels FILE");
+  nlohmann::ordered_json check = nlohmann::ordered_json::object();
+  if (!b.eval_dir.empty()) {
+    if (b.holdout) throw UsageError("mcc quantize: --holdout holds back calibration samples; with --eval DIR it is not used");
+    check["data"] = b.eval_dir;
+  } else {
+    const std::string calib = stage.value("calib", "");
+    const size_t n = ir::list_sample_dirs(calib).size();
+    const int64_t k = b.holdout ? *b.holdout : std::clamp<int64_t>(std::llround(n / 5.0), 1, 32);
+    if (n < 2 || k == 0) {
+      spdlog::warn("quantize: the self-check does not run: {} leaves no calibration sample to hold back; give --eval DIR",
+                   n < 2 ? "a single sample" : "--holdout 0");
+      if (b.min_cosine || b.min_top1 || b.max_top1_drop)
+        throw UsageError("mcc quantize: a budget needs samples to judge on: give --eval DIR or more calibration samples");
+      plan.attempts.push_back(base);
+      return plan;
+    }
+    base["holdout"] = std::to_string(k);
+    check["data"] = calib;
+    check["holdout"] = std::to_string(k);
+  }
+  if (b.min_cosine) check["min_cosine"] = check["class_min_cosine"] = text(*b.min_cosine);
+  if (b.min_top1) check["min_top1"] = text(*b.min_top1);
+  if (!b.labels.empty()) check["labels"] = b.labels;
+  if (b.max_top1_drop) check["max_top1_drop"] = text(*b.max_top1_drop);
+  plan.check = check;
+
+  plan.attempts.push_back(base);
+  if (b.no_escalate) return plan;
+  nlohmann::ordered_json step = base;
+  if (!stage.contains("method")) {
+    step["method"] = "auto";
+    plan.attempts.push_back(step);
+  }
+  if (!stage.contains("mixed_target") && !stage.contains("keep_float_top")) {
+    const double target = std::min(0.9999, b.min_cosine.value_or(0.99) + 0.005);
+    for (double t : {target, 0.9995}) {
+      if (t < target) continue;
+      step["mixed_target"] = text(t);
+      if (plan.attempts.back() != step) plan.attempts.push_back(step);
+    }
+  }
+  return plan;
+}
+
+int run_with_budget(ConvertOptions c, const std::vector<std::string>& pipelines) {
+  nlohmann::ordered_json missed = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    const bool last = i + 1 == pipelines.size();
+    c.pipeline = pipelines[i];
+    c.report_check_failure = last;
+    c.escalation = missed.empty() ? nlohmann::ordered_json() : missed;
+    try {
+      return run_convert(c);
+    } catch (transforms::check::CheckFailed& e) {
+      if (last) throw;
+      missed.push_back({{"pipeline", pipelines[i]}, {"verdict", "fail"}, {"why", e.message()},
+                        {"checks", e.record().value("checks", nlohmann::ordered_json::array())}});
+      spdlog::warn("quantize: {}; escalating (step {} of {})", e.message(), i + 2, pipelines.size());
+    }
+  }
+  throw InternalError("mcc quantize: no configuration to try");
+}
+
+}  // namespace mcc::cli

@@ -1,0 +1,199 @@
+// check: the accuracy budget of a pipeline, measured, recorded and enforced.
+//
+// Runs the model as the previous stages left it and the pipeline's input model (read again from
+// its file; it is never modified) on the samples of `data` and judges each float output:
+//   class scores ([C] / [N, C] floats): top-1 agreement with the input model >= min_top1;
+//   other float outputs: mean cosine over the samples >= min_cosine (the worst sample is reported);
+//   class scores also by mean cosine >= class_min_cosine when that is > 0;
+//   with labels=FILE (one integer per sample, in sample order): both models' top-1 accuracy on the
+//   first class-score output, and the drop in points <= max_top1_drop when that is >= 0.
+// holdout=K uses only the last K samples of `data`: the ones a quantize stage with the same
+// holdout kept out of its calibration, so the figure is never measured on calibration data.
+// The record holds every figure (metric, output, value, threshold, verdict, samples), the data's
+// hash and the overall verdict; the sidecar lists them under "checks". A missed budget throws
+// CheckFailed (exit 1) carrying the record; nothing is written.
+// Replay (--state): the recorded verdict is kept as it is, and nothing is run: replay needs no data.
+// Does not apply when: the pipeline has no input file (an in-memory pipeline): UsageError.
+// Integer, bool and sequence outputs are listed as not measured.
+#include "transforms/check/check.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "ir/labels.h"
+#include "ir/onnx_io.h"
+#include "ir/sample_data.h"
+#include "transforms/check/measure.h"
+#include "transforms/quantize/calibration.h"
+
+namespace fs = std::filesystem;
+
+namespace mcc::transforms::check {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+double round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+struct Budget {
+  double min_cosine = 0.99, class_min_cosine = 0, min_top1 = 0.99, max_top1_drop = -1;
+};
+
+std::string resolve(const std::string& path, const PassContext& ctx) {
+  if (path.empty() || fs::path(path).is_absolute() || ctx.base_dir.empty()) return path;
+  return (fs::path(ctx.base_dir) / path).lexically_normal().string();
+}
+
+/// The samples judged: the last `holdout` of the folder (all when 0), at most `limit`.
+std::vector<std::string> judged_samples(const std::string& dir, int64_t holdout, int64_t limit) {
+  std::vector<std::string> dirs = ir::list_sample_dirs(dir);
+  if (holdout > 0) {
+    if (static_cast<size_t>(holdout) >= dirs.size())
+      throw UsageError("check: holdout=" + std::to_string(holdout) + " leaves no calibration sample in '" + dir +
+                       "' (" + std::to_string(dirs.size()) + " samples)");
+    dirs.erase(dirs.begin(), dirs.end() - holdout);
+  }
+  if (limit > 0 && dirs.size() > static_cast<size_t>(limit)) dirs.resize(static_cast<size_t>(limit));
+  return dirs;
+}
+
+json figure(const std::string& output, const std::string& metric, double value, double threshold, bool higher_is_better,
+            int samples) {
+  const bool pass = higher_is_better ? value >= threshold : value <= threshold;
+  return json{{"output", output},   {"metric", metric},   {"value", round6(value)},
+              {"threshold", threshold}, {"verdict", pass ? "pass" : "fail"}, {"samples", samples}};
+}
+
+json judge(const std::vector<OutputAgreement>& outs, const Budget& b) {
+  json checks = json::array();
+  for (const auto& a : outs) {
+    if (!a.skipped.empty() || a.samples == 0) {
+      checks.push_back({{"output", a.name}, {"metric", "none"}, {"verdict", "not measured"},
+                        {"why", a.skipped.empty() ? "no samples" : a.skipped}});
+      continue;
+    }
+    if (a.class_scores) {
+      checks.push_back(figure(a.name, "top1_agreement", a.top1_agreement(), b.min_top1, true, a.samples));
+      if (b.class_min_cosine > 0) {
+        json f = figure(a.name, "cosine_mean", a.cosine_mean(), b.class_min_cosine, true, a.samples);
+        f["worst_sample_cosine"] = round6(a.cosine_min);
+        checks.push_back(std::move(f));
+      }
+    } else {
+      json f = figure(a.name, "cosine_mean", a.cosine_mean(), b.min_cosine, true, a.samples);
+      f["worst_sample_cosine"] = round6(a.cosine_min);
+      checks.push_back(std::move(f));
+    }
+    if (a.labelled) {
+      const double top1 = 100.0 * a.top1_correct / a.samples, ref = 100.0 * a.reference_top1_correct / a.samples;
+      json f = figure(a.name, "top1_drop_points", ref - top1, b.max_top1_drop, false, a.samples);
+      f["top1"] = round6(top1);
+      f["reference_top1"] = round6(ref);
+      if (b.max_top1_drop < 0) {
+        f["threshold"] = nullptr;
+        f["verdict"] = "reported";
+      }
+      checks.push_back(std::move(f));
+    }
+  }
+  return checks;
+}
+
+/// "output 'x' cosine_mean 0.93 < 0.99; ..." for the failed figures.
+std::string failures(const json& checks) {
+  std::string s;
+  for (const auto& c : checks) {
+    if (c["verdict"] != "fail") continue;
+    const bool drop = c["metric"] == "top1_drop_points";
+    s += (s.empty() ? "" : "; ") + std::string("output '") + c["output"].get<std::string>() + "' " +
+         c["metric"].get<std::string>() + " " + fmt(c["value"].get<double>()) + (drop ? " > " : " < ") +
+         fmt(c["threshold"].get<double>());
+  }
+  return s;
+}
+
+class CheckPass : public Pass {
+ public:
+  const PassInfo& info() const override {
+    static const PassInfo kInfo{
+        "check",
+        "Accuracy budget: compare with the pipeline's input model on held-back samples; fail the run when unmet",
+        {
+            {"data", OptionType::String, "", "Input samples (relative to the pipeline file's folder, or the cwd)", {}},
+            {"holdout", OptionType::Int, "0",
+             "Judge only the last K samples of data (those a quantize stage with the same holdout did not calibrate "
+             "on); 0: all", {}},
+            {"samples", OptionType::Int, "0", "Judge at most this many samples (0: all)", {}},
+            {"min_cosine", OptionType::Float, "0.99", "Least mean output cosine, for float outputs that are not class scores", {}},
+            {"class_min_cosine", OptionType::Float, "0", "Least mean output cosine for class-score outputs too (0: off)", {}},
+            {"min_top1", OptionType::Float, "0.99", "Least top-1 agreement (0..1), for class-score outputs", {}},
+            {"labels", OptionType::String, "", "Labels, one integer per sample (.npy or text); adds top-1 accuracy", {}},
+            {"max_top1_drop", OptionType::Float, "-1",
+             "With labels: most top-1 accuracy drop in points against the input model (negative: report only)", {}},
+        }};
+    return kInfo;
+  }
+
+  PassResult run(ir::Model& model, PassContext& ctx) override {
+    PassResult res;
+    if (ctx.replay && !ctx.replay->empty()) {
+      res.record = *ctx.replay;
+      res.stats["replayed_verdict"] = ctx.replay->value("verdict", "");
+      return res;
+    }
+    const Options& o = ctx.options;
+    const Budget budget{o.get_float("min_cosine"), o.get_float("class_min_cosine"), o.get_float("min_top1"),
+                        o.get_float("max_top1_drop")};
+    if (budget.min_top1 < 0 || budget.min_top1 > 1) throw UsageError("check: min_top1 is a fraction in [0, 1]");
+    if (o.get_int("holdout") < 0 || o.get_int("samples") < 0) throw UsageError("check: holdout and samples are >= 0");
+    const std::string data = resolve(o.get_string("data"), ctx);
+    if (data.empty()) throw UsageError("check: set data=DIR (the samples to judge on)");
+    if (ctx.input_path.empty()) throw UsageError("check: needs the pipeline's input model file to compare with");
+    const auto dirs = judged_samples(data, o.get_int("holdout"), o.get_int("samples"));
+    AgreementInput in;
+    in.sample_dirs = dirs;
+    in.threads = ctx.threads;
+    const std::string labels_path = resolve(o.get_string("labels"), ctx);
+    if (!labels_path.empty()) {
+      in.labels = ir::read_labels(labels_path);
+      const size_t all = ir::list_sample_dirs(data).size();
+      if (in.labels.size() != all)
+        throw ModelError(labels_path + ": " + std::to_string(in.labels.size()) + " labels for " + std::to_string(all) +
+                         " samples in '" + data + "'");
+      const int64_t holdout = o.get_int("holdout");
+      const size_t first = holdout > 0 ? all - static_cast<size_t>(holdout) : 0;  // labels[first] is dirs[0]'s
+      in.labels = std::vector<int64_t>(in.labels.begin() + static_cast<std::ptrdiff_t>(first),
+                                       in.labels.begin() + static_cast<std::ptrdiff_t>(first + dirs.size()));
+    }
+    const ir::Model reference = ir::load_model(ctx.input_path);
+    const auto outs = measure_agreement(model, reference, in);
+    json checks = judge(outs, budget);
+    const std::string failed = failures(checks);
+    res.record["data"] = {{"folder", o.get_string("data")}, {"holdout", o.get_int("holdout")},
+                          {"samples", static_cast<int64_t>(dirs.size())}, {"sha256", quantize::hash_sample_files(dirs)}};
+    res.record["reference"] = "the pipeline's input model";
+    res.record["checks"] = checks;
+    res.record["verdict"] = failed.empty() ? "pass" : "fail";
+    res.stats["samples"] = static_cast<int64_t>(dirs.size());
+    res.stats["verdict"] = res.record["verdict"];
+    if (!failed.empty())
+      throw CheckFailed("accuracy budget not met on " + std::to_string(dirs.size()) + " held-back sample(s): " + failed,
+                        res.record);
+    return res;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_pass() { return std::make_unique<CheckPass>(); }
+
+}  // namespace mcc::transforms::check

@@ -1,0 +1,89 @@
+// Output agreement between a model and its reference (see check/measure.h).
+#include "transforms/check/measure.h"
+
+#include <algorithm>
+
+#include "backends/compare.h"
+#include "backends/executor.h"
+#include "ir/errors.h"
+#include "ir/sample_data.h"
+
+namespace mcc::transforms::check {
+namespace {
+
+using Feeds = std::vector<std::pair<std::string, backends::RValue>>;
+
+Feeds feeds_of(const ir::Graph& g, const std::string& dir) {
+  ir::BoundSample s = ir::bind_sample(g, ir::load_sample(dir, false));
+  Feeds f;
+  for (auto& [name, t] : s.feeds) f.emplace_back(name, backends::RValue::of(std::move(t)));
+  return f;
+}
+
+Feeds clone_feeds(const Feeds& f) {
+  Feeds out;
+  for (const auto& [name, v] : f) out.emplace_back(name, backends::RValue::of(v.tensor.clone()));
+  return out;
+}
+
+int64_t argmax(const ir::Tensor& t) {
+  const auto v = t.data<float>();
+  return std::max_element(v.begin(), v.end()) - v.begin();
+}
+
+bool measurable(const backends::RValue& v) {
+  return v.kind == backends::RValue::Kind::Tensor && v.tensor.defined() && v.tensor.dtype() == ir::DType::F32;
+}
+
+void add_sample(OutputAgreement& a, const backends::RValue& got, const backends::RValue& want,
+                const std::optional<int64_t> label) {
+  if (!a.skipped.empty()) return;
+  if (!measurable(got) || !measurable(want)) {
+    a.skipped = "not a float32 tensor";
+    return;
+  }
+  const auto m = backends::compare_tensors(got.tensor, want.tensor, backends::Tolerance{});
+  if (!m.comparable) throw ModelError("output '" + a.name + "': " + m.mismatch + " against the reference");
+  if (a.samples == 0) a.class_scores = m.top1_agree.has_value();
+  ++a.samples;
+  a.cosine_sum += m.cosine;
+  a.cosine_min = std::min(a.cosine_min, m.cosine);
+  if (a.class_scores && m.top1_agree && *m.top1_agree) ++a.top1_agree;
+  if (a.class_scores && label && want.tensor.numel() == got.tensor.numel()) {
+    a.labelled = true;
+    a.top1_correct += argmax(got.tensor) == *label ? 1 : 0;
+    a.reference_top1_correct += argmax(want.tensor) == *label ? 1 : 0;
+  }
+}
+
+}  // namespace
+
+std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir::Model& reference,
+                                               const AgreementInput& in) {
+  const ir::Graph& g = *model.graph;
+  if (g.outputs.size() != reference.graph->outputs.size())
+    throw ModelError("the model has " + std::to_string(g.outputs.size()) + " outputs, its reference " +
+                     std::to_string(reference.graph->outputs.size()));
+  backends::ExecOptions eo;
+  eo.threads = in.threads;
+  backends::Executor exec(model, eo);
+  backends::Executor ref_exec(reference, eo);
+  std::vector<OutputAgreement> out(g.outputs.size());
+  for (size_t k = 0; k < out.size(); ++k) out[k].name = g.outputs[k]->name;
+  for (size_t i = 0; i < in.sample_dirs.size(); ++i) {
+    Feeds f = feeds_of(g, in.sample_dirs[i]);
+    const auto want = ref_exec.run(clone_feeds(f));
+    const auto got = exec.run(std::move(f));
+    // Labels score the first class-score output only (a model's prediction).
+    bool labelled_one = false;
+    for (size_t k = 0; k < out.size(); ++k) {
+      std::optional<int64_t> label;
+      if (!in.labels.empty() && !labelled_one && (out[k].samples == 0 || out[k].class_scores)) label = in.labels[i];
+      add_sample(out[k], got[k], want[k], label);
+      labelled_one = labelled_one || out[k].labelled;
+    }
+  }
+  return out;
+}
+
+}  // namespace mcc::transforms::check
