@@ -19,6 +19,7 @@
 #include "cli/backend_select.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/eval_html.h"
 #include "cli/eval_verdict.h"
 #include "cli/file_util.h"
 #include "cli/json_text.h"
@@ -41,6 +42,7 @@ struct EvalOptions {
   double min_cosine = -1, min_snr = std::numeric_limits<double>::quiet_NaN();
   bool json = false, per_layer = false;
   size_t per_layer_top = 20, per_layer_exclude = 3;
+  std::string html;  // --html FILE (with --per-layer)
 };
 
 namespace {
@@ -117,6 +119,8 @@ int run_eval(const EvalOptions& o) {
     fs::create_directories(o.save_outputs, ec);
     if (ec || !fs::is_directory(o.save_outputs)) throw UsageError("--save-outputs '" + o.save_outputs + "': cannot create the folder");
   }
+  if (!o.html.empty() && !o.per_layer) throw UsageError("--html draws the per-layer comparison: add --per-layer");
+  if (!o.html.empty()) check_output_path(o.html, "--html");
   std::unique_ptr<PerLayerComparator> per_layer;
   if (o.per_layer) {
     per_layer = std::make_unique<PerLayerComparator>(model.model, ref->model);
@@ -216,6 +220,18 @@ int run_eval(const EvalOptions& o) {
     report["per_layer"] = per_layer_json(*layers, o.per_layer_top);
   }
   if (!o.report.empty()) write_file_atomically(o.report, dump_json(report, 2) + "\n");
+  if (!o.html.empty()) {
+    // The histogram pass runs the reference again over the same samples.
+    auto each_sample = [&](const std::function<void(const SampleFeeds&)>& visit) {
+      for (size_t i = 0; i < n_samples; ++i) {
+        ir::BoundSample s = data_dir.empty()
+                                ? random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), static_cast<int>(i))
+                                : ir::bind_sample(g, ir::load_sample(dirs[i], false), true);
+        visit(to_feeds(s));
+      }
+    };
+    write_eval_html(o.html, {report, *layers, model.model, ref->model, *ref_exec, each_sample});
+  }
 
   if (o.json) {
     std::cout << dump_json(report, 2) << "\n";
@@ -273,6 +289,10 @@ void add_eval_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("--per-layer-top", o->per_layer_top, "Rows of the per-layer table and JSON (default 20, 0 = all)");
   sub->add_option("--per-layer-exclude", o->per_layer_exclude,
                   "Most layers the suggested quantize exclusion names (default 3)");
+  sub->add_option("--html", o->html,
+                  "With --per-layer: also write FILE, one self-contained HTML page (verdict, per-layer SNR chart, "
+                  "activation histograms with their quantization ranges and weight ranges of the worst layers, "
+                  "suggested exclusion; no network access needed)");
   sub->footer(
       "Default rules depend on what is compared: fp32 allclose(atol=1e-4, rtol=1e-3) and cosine >= 0.9999;\n"
       "fp16 cosine >= 0.999 and SNR >= 30 dB; bf16 0.995 / 20 dB; int8 0.99 / 15 dB; integer outputs exact.\n"

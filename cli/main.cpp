@@ -6,6 +6,7 @@
 #include <iostream>
 #include <new>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/printable_output.h"
 #include "ir/text_escape.h"
@@ -33,6 +34,7 @@ void setup_logging(int verbose, bool quiet) {
 int main(int argc, char** argv) {
   using namespace mcc::cli;
   install_printable_output();
+  set_command_line(argc, argv);
   CLI::App app{"mcc: convert, compress and check ONNX models", "mcc"};
   app.require_subcommand(1);
   app.fallthrough();  // -q/-v work after the subcommand too

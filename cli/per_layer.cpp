@@ -315,7 +315,9 @@ void PerLayerComparator::on_reference_value(const ir::Value& v, const backends::
   LayerStat& s = stats_[index_.at(v.name)];
   const auto a = got.data<float>(), b = want.data<float>();
   double sig = 0, noise = 0;
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   for (size_t i = 0; i < b.size(); ++i) {
+    if (std::isfinite(b[i])) lo = std::min(lo, b[i]), hi = std::max(hi, b[i]);
     if (!std::isfinite(a[i]) || !std::isfinite(b[i])) continue;
     const double d = static_cast<double>(a[i]) - b[i];
     sig += static_cast<double>(b[i]) * b[i];
@@ -328,6 +330,7 @@ void PerLayerComparator::on_reference_value(const ir::Value& v, const backends::
   s.min_cosine = std::min(s.min_cosine, m.cosine);
   s.max_abs = std::max(s.max_abs, m.max_abs);
   s.nan_inf_mismatch += m.nan_inf_mismatch;
+  if (lo <= hi) s.ref_min = std::min<double>(s.ref_min, lo), s.ref_max = std::max<double>(s.ref_max, hi);
 }
 
 void PerLayerComparator::end_sample() {

@@ -56,6 +56,9 @@ struct LayerStat {
   double worst_snr_db = std::numeric_limits<double>::infinity();
   double min_cosine = 1, max_abs = 0;
   int64_t nan_inf_mismatch = 0;
+  /// Smallest and largest finite reference value over all samples (+inf/-inf when none): the
+  /// range a histogram of the reference activation needs (cli/activation_histogram.h).
+  double ref_min = std::numeric_limits<double>::infinity(), ref_max = -std::numeric_limits<double>::infinity();
   // Filled by rank_layers():
   double inherited_nsr = 0, introduced_nsr = 0;
   int rank = 0, introduced_rank = 0;  // 1-based; rank by snr_db, introduced_rank by introduced_nsr

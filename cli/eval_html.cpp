@@ -1,0 +1,92 @@
+// Builds the HTML report of `mcc eval --per-layer --html` (see eval_html.h).
+#include "cli/eval_html.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cli/activation_histogram.h"
+#include "cli/command_line.h"
+#include "cli/quant_ranges.h"
+
+namespace mcc::cli {
+namespace {
+
+/// JSON reports write +-inf as +-1e308 (json_num); back to infinities for the page.
+double from_json(const nlohmann::ordered_json& v, double def) {
+  if (!v.is_number()) return def;
+  const double x = v.get<double>();
+  if (x >= 1e308) return std::numeric_limits<double>::infinity();
+  if (x <= -1e308) return -std::numeric_limits<double>::infinity();
+  return x;
+}
+
+std::string str(const nlohmann::ordered_json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+}  // namespace
+
+HtmlReportData eval_html_data(const EvalHtmlInput& in) {
+  const auto& j = in.report;
+  HtmlReportData d;
+  d.title = "mcc eval";
+  d.model = str(j, "model");
+  d.reference = str(j, "source");
+  d.rules = str(j, "rules");
+  d.passed = j.value("passed", false);
+  d.samples = j.contains("samples") && j["samples"].is_number() ? j["samples"].get<int>() : in.per_layer.samples;
+  d.command = command_line().empty() ? "(command line not recorded)" : shell_command(command_line());
+  if (j.contains("outputs"))
+    for (const auto& o : j["outputs"]) {
+      HtmlOutputRow r;
+      r.name = str(o, "name");
+      r.samples = o.value("samples", 0);
+      r.failed = o.value("failed", 0);
+      r.min_cosine = from_json(o.value("min_cosine", nlohmann::ordered_json()), 1);
+      r.min_snr_db = from_json(o.value("min_snr_db", nlohmann::ordered_json()), std::numeric_limits<double>::infinity());
+      r.first_failure = str(o, "first_failure");
+      d.outputs.push_back(std::move(r));
+    }
+  d.per_layer = in.per_layer;
+  d.worst = in.worst;
+
+  // The worst layers (ranked worst SNR first): histograms of their reference values.
+  std::vector<const LayerStat*> worst;
+  for (const auto& l : in.per_layer.layers)
+    if (worst.size() < in.worst) worst.push_back(&l);
+  std::vector<ValueHistogram> ranges;
+  for (const auto* l : worst)
+    if (l->ref_min <= l->ref_max) ranges.push_back({l->value, l->ref_min, l->ref_max, {}, 0});
+  std::vector<ValueHistogram> counted;
+  if (!ranges.empty()) {
+    ActivationHistograms hist(in.reference, ranges, in.bins);
+    hist.attach(in.reference_exec);
+    in.for_each_sample([&](const SampleFeeds& feeds) { in.reference_exec.run(feeds); });
+    counted = hist.histograms();
+  }
+  for (const auto* l : worst) {
+    HtmlHistogram h;
+    h.value = l->value, h.node = l->node, h.op = l->op, h.rank = l->rank;
+    h.snr_db = l->snr_db(), h.introduced_snr_db = l->introduced_snr_db();
+    for (const auto& c : counted)
+      if (c.value == l->value) h.lo = c.lo, h.hi = c.hi, h.counts = c.counts, h.non_finite = c.non_finite;
+    h.quant = activation_quant_range(in.model, l->value, h.quant_note);
+    if (h.counts.empty()) h.quant_note = "no finite reference values; " + h.quant_note;
+    d.histograms.push_back(std::move(h));
+  }
+  // Weights: the Conv/Gemm/MatMul layers among the worst by SNR or by introduced error (a layer
+  // whose own weights quantize badly introduces the error), most introduced error first.
+  std::vector<const LayerStat*> weighted;
+  for (const auto& l : in.per_layer.layers)
+    if (static_cast<size_t>(l.rank) <= in.worst || static_cast<size_t>(l.introduced_rank) <= in.worst) weighted.push_back(&l);
+  std::stable_sort(weighted.begin(), weighted.end(),
+                   [](const LayerStat* a, const LayerStat* b) { return a->introduced_rank < b->introduced_rank; });
+  for (const auto* l : weighted)
+    if (auto w = weight_ranges(in.model, in.reference, *l)) d.weights.push_back(std::move(*w));
+  return d;
+}
+
+void write_eval_html(const std::string& path, const EvalHtmlInput& in) { write_html_report(path, eval_html_data(in)); }
+
+}  // namespace mcc::cli

@@ -1,0 +1,42 @@
+// `mcc eval --per-layer --html FILE`: fills the HTML report (cli/html_report.h) from what eval
+// computed (its JSON report and the per-layer report) and from a second pass over the samples
+// that histograms the reference activations of the worst layers (cli/activation_histogram.h).
+// Worst layers: the `worst` lowest by SNR (LayerStat::rank) get histograms; weight ranges are
+// drawn for the Conv/Gemm/MatMul layers among those and among the `worst` highest by introduced
+// error (LayerStat::introduced_rank), since a layer's own weights show in its introduced error.
+// The second pass runs the reference model once more per sample; nothing runs when no layer has
+// finite reference values.
+#pragma once
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/executor.h"
+#include "cli/html_report.h"
+#include "cli/per_layer.h"
+
+namespace mcc::cli {
+
+using SampleFeeds = std::vector<std::pair<std::string, backends::RValue>>;
+/// Calls its argument with the feeds of every sample, in order (the samples eval compared).
+using ForEachSample = std::function<void(const std::function<void(const SampleFeeds&)>&)>;
+
+struct EvalHtmlInput {
+  const nlohmann::ordered_json& report;  // eval's JSON report: model, source, rules, samples, outputs, passed
+  const PerLayerReport& per_layer;
+  const ir::Model& model;                // the evaluated model
+  const ir::Model& reference;
+  backends::Executor& reference_exec;    // an executor of `reference` (its observer is replaced)
+  ForEachSample for_each_sample;
+  size_t worst = 6;                      // layers with histograms (and weights) by SNR rank
+  size_t bins = 64;
+};
+
+HtmlReportData eval_html_data(const EvalHtmlInput& in);
+/// eval_html_data written to `path` (atomically).
+void write_eval_html(const std::string& path, const EvalHtmlInput& in);
+
+}  // namespace mcc::cli
