@@ -57,6 +57,14 @@ TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tol
   }
   const bool exact = !ir::info(want.dtype()).is_float;
   const auto g = as_f64(got), w = as_f64(want);
+  double atol = tol.atol;
+  if (tol.atol_scales_with_ref && !exact) {
+    double max_ref = 1;
+    for (double b : w)
+      if (std::isfinite(b)) max_ref = std::max(max_ref, std::abs(b));
+    atol *= max_ref;
+  }
+  m.atol_used = exact ? 0 : atol;
   double dot = 0, ng = 0, nw = 0, sig = 0, noise = 0, sum_abs = 0;
   int64_t finite = 0;
   for (size_t i = 0; i < w.size(); ++i) {
@@ -72,7 +80,7 @@ TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tol
     m.max_abs = std::max(m.max_abs, d);
     if (b != 0) m.max_rel = std::max(m.max_rel, d / std::abs(b));
     else if (d > 0) m.max_rel = std::numeric_limits<double>::infinity();
-    if (exact ? d != 0 : d > tol.atol + tol.rtol * std::abs(b)) ++m.not_close;
+    if (exact ? d != 0 : d > atol + tol.rtol * std::abs(b)) ++m.not_close;
     dot += a * b; ng += a * a; nw += b * b;
     sig += b * b; noise += (a - b) * (a - b);
   }
@@ -98,6 +106,17 @@ TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tol
     m.top1_agree = all;
   }
   return m;
+}
+
+std::optional<int64_t> top1_class(const ir::Tensor& scores) {
+  const auto& d = scores.dims();
+  const bool shaped = (d.size() == 1 && d[0] >= 2) || (d.size() == 2 && d[0] == 1 && d[1] >= 2);
+  if (!shaped || !ir::info(scores.dtype()).is_float || !ir::info(scores.dtype()).computable) return std::nullopt;
+  const auto v = as_f64(scores);
+  int64_t best = 0;
+  for (size_t j = 1; j < v.size(); ++j)
+    if (v[j] > v[static_cast<size_t>(best)]) best = static_cast<int64_t>(j);
+  return best;
 }
 
 TensorMetrics compare_values(const RValue& got, const RValue& want, Tolerance tol) {
@@ -144,6 +163,7 @@ void accumulate_metrics(TensorMetrics& total, const TensorMetrics& e) {
   total.nan_inf_mismatch += e.nan_inf_mismatch;
   total.max_abs = std::max(total.max_abs, e.max_abs);
   total.max_rel = std::max(total.max_rel, e.max_rel);
+  total.atol_used = std::max(total.atol_used, e.atol_used);
   total.cosine = std::min(total.cosine, e.cosine);
   total.snr_db = std::min(total.snr_db, e.snr_db);
 }

@@ -11,9 +11,15 @@
 
 namespace mcc::backends {
 
+/// allclose: |got - want| <= atol_eff + rtol * |want| per element, where atol_eff = atol, or, with
+/// atol_scales_with_ref, atol * max(1, max |want|) over the finite reference values of the tensor
+/// (each sequence element on its own). The scaled form is for defaults that must hold for outputs
+/// of any magnitude: fp32 rounding error grows with the size of the values summed, so an output
+/// reaching 416 (YOLOX box coordinates) carries ~1e-4 absolute noise even where it is near 0.
 struct Tolerance {
   double atol = 1e-7;
   double rtol = 1e-3;
+  bool atol_scales_with_ref = false;
 };
 
 struct TensorMetrics {
@@ -24,6 +30,7 @@ struct TensorMetrics {
   double cosine = 1;           // 1 when both are all-zero
   double snr_db = 0;           // +inf when identical
   int64_t not_close = 0;       // elements failing allclose
+  double atol_used = 0;        // the absolute tolerance allclose applied (scaled or not; largest over elements)
   int64_t nan_inf_mismatch = 0;  // NaN/Inf positions or signs that differ
   std::optional<bool> top1_agree;  // for [N, C] / [C] float scores: argmax along the last axis equal for every row
   bool allclose() const { return comparable && not_close == 0 && nan_inf_mismatch == 0; }
@@ -37,6 +44,10 @@ void accumulate_metrics(TensorMetrics& total, const TensorMetrics& element);
 
 /// Compares `got` with `want`. Integer/bool/string tensors are compared exactly.
 TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tolerance tol);
+/// The class a score tensor picks: argmax (first of equal maxima) of a float tensor of shape [C]
+/// or [1, C] with C >= 2; nullopt for anything else (the tensors top1_agree and top-1 accuracy
+/// against labels are defined for).
+std::optional<int64_t> top1_class(const ir::Tensor& scores);
 /// Same for runtime values (sequences compared element by element, optionals by presence).
 TensorMetrics compare_values(const RValue& got, const RValue& want, Tolerance tol);
 

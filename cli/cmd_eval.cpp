@@ -3,7 +3,8 @@
 // Prints per-output metrics (max abs/rel, mean abs, cosine, SNR, top-1 agreement) and a verdict;
 // exit 0 when every check passed, 1 otherwise. Golden data in ONNX's test-data layout may hold
 // sequences and optionals (compared element by element, see judge_output); --save-outputs writes
-// each sample's tensor outputs as OUT_DIR/<sample>/output_K.npy.
+// each sample's tensor outputs as OUT_DIR/<sample>/output_K.npy. --labels FILE adds top-1 accuracy
+// of class-score outputs against labels (and the reference's, and the drop; see eval_top1.h).
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "cli/backend_select.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/eval_top1.h"
 #include "cli/eval_html.h"
 #include "cli/eval_verdict.h"
 #include "cli/file_util.h"
@@ -34,6 +36,8 @@ namespace mcc::cli {
 
 struct EvalOptions {
   std::string model, golden, reference, inputs, save_outputs, report, backend = "cpu";
+  std::string labels;
+  double max_top1_drop = -1, min_top1 = -1;  // points / percent; < 0: not set
   int threads = 0;
   int64_t random_seed = -1;
   int random_count = 1;
@@ -52,7 +56,7 @@ struct OutputAggregate {
   ir::DType dtype = ir::DType::Undefined;
   std::string kind = "tensor";  // tensor | sequence | none (see judge_output)
   int samples = 0, failed = 0, top1_total = 0, top1_agree = 0;
-  double max_abs = 0, max_rel = 0, mean_abs_sum = 0, min_cosine = 1;
+  double max_abs = 0, max_rel = 0, mean_abs_sum = 0, min_cosine = 1, atol_used = 0;
   double min_snr = std::numeric_limits<double>::infinity();
   std::string first_failure;
 };
@@ -85,6 +89,11 @@ int run_eval(const EvalOptions& o) {
   if (have_ref && !have_inputs) throw UsageError("--reference needs inputs: add --inputs DIR or --random SEED");
   if (!have_golden && !have_inputs) throw UsageError("nothing to run: give --golden DIR, or --inputs DIR / --random SEED");
   if (!o.inputs.empty() && o.random_seed >= 0) throw UsageError("--inputs and --random exclude each other");
+  if (o.labels.empty() && (o.max_top1_drop >= 0 || o.min_top1 >= 0))
+    throw UsageError("--max-top1-drop and --min-top1 need --labels FILE");
+  if (!o.labels.empty() && o.random_seed >= 0) throw UsageError("--labels scores the samples of a folder; --random has none");
+  if (o.max_top1_drop >= 0 && !have_golden && !have_ref)
+    throw UsageError("--max-top1-drop compares with a reference: add --reference MODEL (or use --golden DIR)");
   ShapeOverrides shape_over;
   for (const auto& d : o.dims) parse_dim_flag(d, shape_over);
   for (const auto& s : o.shapes) parse_shape_flag(s, shape_over);
@@ -135,6 +144,12 @@ int run_eval(const EvalOptions& o) {
   const std::string data_dir = have_golden ? o.golden : o.inputs;
   if (!data_dir.empty()) dirs = sample_dirs(data_dir, o.max_samples);
   const size_t n_samples = data_dir.empty() ? static_cast<size_t>(std::max(1, o.random_count)) : dirs.size();
+  std::optional<Top1Accuracy> top1_acc;
+  if (!o.labels.empty()) {
+    std::vector<std::string> names;
+    for (const auto& a : agg) names.push_back(a.name);
+    top1_acc.emplace(labels_for_samples(o.labels, data_dir, sample_dirs(data_dir, 0).size(), dirs.size()), names);
+  }
   int compared = 0;
 
   for (size_t i = 0; i < n_samples; ++i) {
@@ -162,6 +177,7 @@ int run_eval(const EvalOptions& o) {
       if (have_golden && std::none_of(want.begin(), want.end(), [](const auto& w) { return w.has_value(); }))
         throw ModelError(dirs[i] + ": no expected outputs (output_K.pb / output_K.npy / <output name>.npy)");
     }
+    if (top1_acc) top1_acc->add(i, outs, want);
     nlohmann::ordered_json sj{{"sample", s.name}, {"outputs", nlohmann::ordered_json::array()}};
     for (size_t k = 0; k < outs.size(); ++k) {
       if (!want[k]) continue;
@@ -180,6 +196,7 @@ int run_eval(const EvalOptions& o) {
       a.mean_abs_sum += m.mean_abs;
       a.min_cosine = std::min(a.min_cosine, m.cosine);
       a.min_snr = std::min(a.min_snr, m.snr_db);
+      a.atol_used = std::max(a.atol_used, m.atol_used);
       if (m.top1_agree) { ++a.top1_total; a.top1_agree += *m.top1_agree ? 1 : 0; }
       nlohmann::ordered_json oj{{"name", a.name}};
       if (j.kind != "tensor") oj["kind"] = j.kind;
@@ -202,18 +219,24 @@ int run_eval(const EvalOptions& o) {
                               {"failed", a.failed}, {"max_abs", json_num(a.max_abs)}, {"max_rel", json_num(a.max_rel)},
                               {"mean_abs", json_num(a.mean_abs_sum / a.samples)}, {"min_cosine", json_num(a.min_cosine)},
                               {"min_snr_db", json_num(a.min_snr)}});
+    if (a.atol_used > 0) oj["atol"] = a.atol_used;  // the largest absolute tolerance allclose applied
     if (a.top1_total) oj["top1_agreement"] = static_cast<double>(a.top1_agree) / a.top1_total;
     if (!a.first_failure.empty()) oj["first_failure"] = a.first_failure;
     outputs_json.push_back(std::move(oj));
   }
   const bool nothing = compared == 0 && !o.save_outputs.empty();
+  const Top1Limits top1_limits{o.max_top1_drop >= 0 ? std::optional<double>(o.max_top1_drop) : std::nullopt,
+                               o.min_top1 >= 0 ? std::optional<double>(o.min_top1) : std::nullopt};
+  const std::vector<Top1Row> top1_rows = top1_acc ? top1_acc->finish(top1_limits) : std::vector<Top1Row>{};
+  const bool top1_ok = std::all_of(top1_rows.begin(), top1_rows.end(), [](const Top1Row& r) { return r.passed; });
   nlohmann::ordered_json report{{"model", o.model},
                                 {"against", have_golden ? "golden" : (have_ref ? "reference" : "none")},
                                 {"source", have_golden ? o.golden : (have_ref ? o.reference : "")},
                                 {"backend", o.backend}, {"threads", exec.threads()},
                                 {"samples", n_samples}, {"rules", describe_rules(rules)},
                                 {"outputs", outputs_json}, {"per_sample", samples_json},
-                                {"passed", all_ok}};
+                                {"passed", all_ok && top1_ok}};
+  if (top1_acc) report["top1"] = top1_json(top1_rows, top1_limits, o.labels);
   std::optional<PerLayerReport> layers;
   if (per_layer) {
     layers = per_layer->finish(o.per_layer_exclude);
@@ -248,8 +271,18 @@ int run_eval(const EvalOptions& o) {
         print_out("%-28s %10.3g %10.3g %10.3g %10.6f %9.2f %6s  %s\n", a.name.c_str(), a.max_abs, a.max_rel,
                     a.mean_abs_sum / a.samples, a.min_cosine, a.min_snr, top1.c_str(), a.failed ? "FAIL" : "pass");
       }
-      print_out("verdict: %s\n", all_ok ? "PASS" : "FAIL");
+      if (rules.atol_scaled) {
+        std::string used;
+        for (const auto& a : agg) {
+          char v[32];
+          std::snprintf(v, sizeof v, "%.3g", a.atol_used);
+          if (a.atol_used > 0) used += (used.empty() ? "" : ", ") + a.name + " " + v;
+        }
+        if (!used.empty()) print_out("allclose atol applied (largest per output): %s\n", used.c_str());
+      }
     }
+    if (top1_acc) print_top1(top1_rows, top1_limits, o.labels, have_golden ? "golden" : "reference");
+    if (compared > 0 || top1_acc) print_out("verdict: %s\n", all_ok && top1_ok ? "PASS" : "FAIL");
     if (layers) print_per_layer(*layers, o.per_layer_top);
   }
   if (!all_ok) {
@@ -259,6 +292,8 @@ int run_eval(const EvalOptions& o) {
                             " of " + std::to_string(a.samples) + " sample(s) (first: " + a.first_failure + ")");
     throw AccuracyError("accuracy check failed");
   }
+  for (const auto& r : top1_rows)
+    if (!r.passed) throw AccuracyError("top-1 accuracy check failed: output '" + r.output + "': " + r.why);
   return 0;
 }
 
@@ -279,6 +314,14 @@ void add_eval_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("--min-cosine", o->min_cosine, "Minimum cosine similarity per output");
   sub->add_option("--min-snr", o->min_snr, "Minimum SNR in dB per output");
   sub->add_option("--save-outputs", o->save_outputs, "Write each sample's outputs to DIR/<sample>/output_K.npy");
+  sub->add_option("--labels", o->labels,
+                  "Class labels, one per sample in sorted sample order (.npy of integers, or text: one per line); "
+                  "reports top-1 accuracy of class-score outputs");
+  sub->add_option("--max-top1-drop", o->max_top1_drop,
+                  "With --labels: fail when the top-1 accuracy drops more than P points below the reference's")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--min-top1", o->min_top1, "With --labels: fail when the top-1 accuracy is below P percent")
+      ->check(CLI::Range(0.0, 100.0));
   add_backend_flag(sub, o->backend);
   add_threads_flag(sub, o->threads);
   add_report_flag(sub, o->report, "the report");
@@ -294,13 +337,17 @@ void add_eval_command(CLI::App& app, CommandSlot& slot) {
                   "activation histograms with their quantization ranges and weight ranges of the worst layers, "
                   "suggested exclusion; no network access needed)");
   sub->footer(
-      "Default rules depend on what is compared: fp32 allclose(atol=1e-4, rtol=1e-3) and cosine >= 0.9999;\n"
-      "fp16 cosine >= 0.999 and SNR >= 30 dB; bf16 0.995 / 20 dB; int8 0.99 / 15 dB; integer outputs exact.\n"
+      "Default rules depend on what is compared: fp32 allclose(atol=1e-4*max(1,max|ref|), rtol=1e-3) and\n"
+      "cosine >= 0.9999, where max|ref| is the largest reference magnitude of that output in that sample\n"
+      "(fp32 rounding grows with the values; a given --atol is absolute); fp16 cosine >= 0.999 and\n"
+      "SNR >= 30 dB; bf16 0.995 / 20 dB; int8 0.99 / 15 dB; integer outputs exact. --labels adds top-1\n"
+      "accuracy (labels: one per sample, in the samples' sorted order).\n"
       "Examples:\n"
       "  mcc eval model.onnx --golden test_data_set_0\n"
       "  mcc eval model.fp16.onnx --reference model.onnx --inputs samples/\n"
       "  mcc eval model.onnx --random 0 --dim batch=1 --save-outputs outs/\n"
-      "  mcc eval model.int8.onnx --reference model.onnx --inputs samples/ --per-layer --per-layer-top 10");
+      "  mcc eval model.int8.onnx --reference model.onnx --inputs samples/ --per-layer --per-layer-top 10\n"
+      "  mcc eval model.int8.onnx --reference model.onnx --inputs digits/ --labels labels.txt --max-top1-drop 0.5");
   sub->callback([o, &slot] { slot.set([o] { return run_eval(*o); }); });
 }
 

@@ -89,7 +89,7 @@ VerdictRules default_rules(const std::string& profile) {
   if (profile == "int8") { r.min_cosine = 0.99; r.min_snr_db = 15; }
   else if (profile == "bf16") { r.min_cosine = 0.995; r.min_snr_db = 20; }
   else if (profile == "fp16") { r.min_cosine = 0.999; r.min_snr_db = 30; }
-  else { r.atol = 1e-4; r.rtol = 1e-3; r.min_cosine = 0.9999; }
+  else { r.atol = 1e-4; r.atol_scaled = true; r.rtol = 1e-3; r.min_cosine = 0.9999; }
   return r;
 }
 
@@ -102,7 +102,7 @@ void apply_tolerance_flag(VerdictRules& r, const std::string& flag, const std::s
     throw UsageError(flag + " '" + value + "': expected a non-negative number or output:number");
   const bool is_atol = flag == "--atol";
   if (out.empty()) {
-    if (is_atol) r.atol = v; else r.rtol = v;
+    if (is_atol) { r.atol = v; r.atol_scaled = false; } else { r.rtol = v; }
     if (is_atol && !r.rtol) r.rtol = 0;
     if (!is_atol && !r.atol) r.atol = 0;
   } else {
@@ -112,7 +112,9 @@ void apply_tolerance_flag(VerdictRules& r, const std::string& flag, const std::s
 
 std::string describe_rules(const VerdictRules& r) {
   std::string s = r.profile + ":";
-  if (r.atol || r.rtol) s += " allclose(atol=" + fmt(r.atol.value_or(0)) + ", rtol=" + fmt(r.rtol.value_or(0)) + "),";
+  if (r.atol || r.rtol)
+    s += " allclose(atol=" + fmt(r.atol.value_or(0)) + (r.atol_scaled ? "*max(1,max|ref|)" : "") +
+         ", rtol=" + fmt(r.rtol.value_or(0)) + "),";
   s += " cosine >= " + fmt(r.min_cosine);
   if (r.min_snr_db > -1e299) s += ", snr >= " + fmt(r.min_snr_db) + " dB";
   for (const auto& [o, v] : r.atol_by_output) s += ", atol[" + o + "]=" + fmt(v);
@@ -121,8 +123,11 @@ std::string describe_rules(const VerdictRules& r) {
 }
 
 backends::Tolerance tolerance_for(const VerdictRules& r, const std::string& output) {
-  backends::Tolerance t{r.atol.value_or(0), r.rtol.value_or(0)};
-  if (auto it = r.atol_by_output.find(output); it != r.atol_by_output.end()) t.atol = it->second;
+  backends::Tolerance t{r.atol.value_or(0), r.rtol.value_or(0), r.atol_scaled};
+  if (auto it = r.atol_by_output.find(output); it != r.atol_by_output.end()) {
+    t.atol = it->second;
+    t.atol_scales_with_ref = false;  // a per-output --atol is absolute
+  }
   if (auto it = r.rtol_by_output.find(output); it != r.rtol_by_output.end()) t.rtol = it->second;
   return t;
 }
@@ -138,7 +143,8 @@ bool output_passes(const VerdictRules& r, const std::string& output, ir::DType d
   }
   const bool check_close = r.atol || r.rtol || r.atol_by_output.count(output) || r.rtol_by_output.count(output);
   if (check_close && m.not_close)
-    return fail(std::to_string(m.not_close) + " of " + std::to_string(m.numel) + " elements outside allclose (max abs err " + fmt(m.max_abs) + ")");
+    return fail(std::to_string(m.not_close) + " of " + std::to_string(m.numel) + " elements outside allclose (max abs err " +
+                fmt(m.max_abs) + ", atol " + fmt(m.atol_used) + ")");
   if (m.cosine < r.min_cosine) return fail("cosine " + fmt(m.cosine) + " < " + fmt(r.min_cosine));
   if (m.snr_db < r.min_snr_db) return fail("SNR " + fmt(m.snr_db) + " dB < " + fmt(r.min_snr_db) + " dB");
   return true;

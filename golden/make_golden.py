@@ -30,9 +30,11 @@ def write_case(case, model_src, samples):
     model = os.path.join(d, "model.onnx")
     if model_src and os.path.abspath(model_src) != os.path.abspath(model):
         shutil.copyfile(model_src, model)
+    # Only golden sample folders (tensors directly inside) are replaced; other folders, such as
+    # mnist/calib and mnist/eval from make_mnist_samples.py, are kept.
     for name in sorted(os.listdir(d)):
         p = os.path.join(d, name)
-        if os.path.isdir(p):
+        if os.path.isdir(p) and any(f.endswith(".npy") for f in os.listdir(p)):
             shutil.rmtree(p)
     for name, feeds in samples:
         s = os.path.join(d, name)
