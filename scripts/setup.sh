@@ -13,7 +13,8 @@ packages=(g++ cmake ninja-build pkg-config git ca-certificates
           libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libeigen3-dev libspdlog-dev
           doctest-dev nlohmann-json3-dev libyaml-cpp-dev libonnx-testdata libssl-dev
           libjpeg62-turbo-dev libpng-dev python3 python3-pip
-          clang libclang-rt-14-dev)  # clang + libFuzzer runtime: scripts/fuzz.sh
+          clang libclang-rt-14-dev  # clang + libFuzzer runtime: scripts/fuzz.sh
+          chromium)  # headless rendering test of eval's HTML report (tests/cli/html_report_test.cpp)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
