@@ -3,10 +3,12 @@
 // Shown on the real models of golden/ against ONNX Runtime's outputs: the unmodified models pass
 // by default, and a copy with one Conv weight scaled by 1.01 fails, although its cosine stays
 // above 0.9999 (so the allclose rule, not the cosine rule, is what catches it). A user's --atol
-// stays absolute.
+// stays absolute. With ../shared present, the same holds on 20 real COCO photos (ONNX Runtime's
+// outputs made at test time by tests/cli/ort_outputs.py).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -47,6 +49,15 @@ constexpr RealCase kRealCases[] = {
     {"yolox_nano", "Conv_41"},   // the stem Conv
     {"silero_vad", "Conv_137"},  // first_layer depthwise Conv of the 16 kHz branch (inside If)
 };
+
+bool coco_missing() {
+  const bool missing = !fs::is_directory(mcc::test::shared_dir() / "data" / "coco") ||
+                       std::system("python3 -c 'import onnxruntime, numpy, PIL' > /dev/null 2>&1") != 0;
+  if (missing)
+    std::fprintf(stderr, "SKIPPED: the COCO check needs %s and python3 with onnxruntime, numpy and PIL\n",
+                 (mcc::test::shared_dir() / "data" / "coco").c_str());
+  return missing;
+}
 
 }  // namespace
 
@@ -129,4 +140,31 @@ TEST_CASE("eval: one Conv weight scaled by 1.01 fails the default rule on each r
     for (const auto& o : j["outputs"]) min_cosine = std::min(min_cosine, o["min_cosine"].get<double>());
     CHECK(min_cosine > 0.9999);  // the cosine rule alone would have passed it
   }
+}
+
+TEST_CASE("eval: YOLOX-nano passes the default rule against ONNX Runtime on 20 COCO photos; a 1.01 Conv weight fails" *
+          doctest::skip(coco_missing())) {
+  mcc::test::TempDir tmp("mcc-eval-coco");
+  const auto data = tmp.path / "coco";
+  const auto model = golden("yolox_nano") / "model.onnx";
+  const std::string make = "python3 '" + (mcc::test::shared_dir() / "tools" / "coco_to_yolox_samples.py").string() +
+                           "' '" + data.string() + "' 20 > /dev/null && python3 '" +
+                           (mcc::test::source_dir() / "tests" / "cli" / "ort_outputs.py").string() + "' '" +
+                           model.string() + "' '" + data.string() + "' > /dev/null";
+  REQUIRE(std::system(make.c_str()) == 0);
+  {
+    const auto r = run_mcc({"eval", model.string(), "--golden", data.string(), "--json"});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out)["samples"] == 20);
+  }
+  // What a fixed absolute tolerance would say (measured, not asserted: it depends on ORT's kernels).
+  auto r = run_mcc({"eval", model.string(), "--golden", data.string(), "--atol", "1e-4", "--rtol", "1e-3", "--json"});
+  MESSAGE("fixed atol=1e-4, rtol=1e-3: failed on " << nlohmann::json::parse(r.out)["outputs"][0]["failed"].get<int>()
+                                                  << " of 20 photos");
+  const auto damaged = tmp.path / "damaged.onnx";
+  REQUIRE(!mcc::test::write_with_scaled_conv_weight(model, damaged, "Conv_41", 1.01f).empty());
+  r = run_mcc({"eval", damaged.string(), "--golden", data.string(), "--json"});
+  CHECK(r.code == 1);
+  CHECK(nlohmann::json::parse(r.out)["outputs"][0]["failed"] == 20);
 }
