@@ -70,6 +70,7 @@ std::vector<int64_t> labels_from_text(const std::string& path) {
   std::string line;
   for (size_t no = 1; std::getline(f, line); ++no) {
     std::string_view s = line;
+    if (no == 1 && s.substr(0, 3) == "\xEF\xBB\xBF") s.remove_prefix(3);  // a UTF-8 byte-order mark
     if (const auto hash = s.find('#'); hash != std::string_view::npos) s = s.substr(0, hash);
     s = trim(s);
     if (s.empty()) continue;

@@ -3,7 +3,7 @@
 // Two file forms, told apart by content, not by extension:
 //  - a .npy array of any integer dtype, shape [N] or [N,1];
 //  - text with one integer per line; blank lines and `#` comments (whole line or trailing) are
-//    ignored, surrounding spaces and a CR before the newline are allowed.
+//    ignored; surrounding spaces, a CR before the newline and a UTF-8 byte-order mark are allowed.
 // Not for multi-label or soft (probability) targets: those have no single top-1 class.
 #pragma once
 #include <cstdint>

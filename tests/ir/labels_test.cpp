@@ -49,6 +49,7 @@ TEST_CASE("read_labels: text, one integer per line; blank lines, # comments, spa
   mcc::test::TempDir d("mcc-labels");
   const auto p = write_text(d, "labels.txt", "# labels of eval/\n7\n\n  2 \r\n0  # a zero\n\t11\n9");
   CHECK(read_labels(p) == std::vector<int64_t>{7, 2, 0, 11, 9});
+  CHECK(read_labels(write_text(d, "bom.txt", "\xEF\xBB\xBF" "3\n4\n")) == std::vector<int64_t>{3, 4});
 }
 
 TEST_CASE("read_labels: .npy of any integer dtype, shape [N] or [N,1], whatever the file is called") {
