@@ -27,8 +27,7 @@ svg { display: block; background: #fff; border: 1px solid #e3e7ee; margin: 6px 0
 svg .grid { stroke: #eceff4; } svg .axis, svg .tick { stroke: #5b6475; } svg .zero { stroke: #9aa3b2; stroke-dasharray: 3 3; }
 svg text { font: 11px system-ui, sans-serif; fill: #1d2330; } svg .axis-label { font-size: 12px; fill: #5b6475; }
 svg .series-line { fill: none; stroke-width: 1.2; } svg .layer-point-line { stroke: #1f5fbf; }
-svg .intro-point-line { stroke: #e08a00; stroke-dasharray: 4 3; }
-svg .layer-point, svg .layer-point-swatch { fill: #1f5fbf; } svg .intro-point, svg .intro-point-swatch { fill: #e08a00; }
+svg .layer-point, svg .layer-point-swatch { fill: #1f5fbf; } svg .intro-point, svg .intro-point-swatch { fill: #e08a00; fill-opacity: 0.85; }
 svg .clipped { fill: #fff; stroke-width: 1.5; } svg .layer-point.clipped { stroke: #1f5fbf; } svg .intro-point.clipped { stroke: #e08a00; }
 svg .worst, svg .worst-swatch { fill: #d32f2f; stroke: #7f0000; stroke-width: 1.2; }
 svg .point-tag { font-weight: 700; fill: #b71c1c; }
@@ -81,7 +80,8 @@ std::string snr_chart(const HtmlReportData& d) {
   c.x_lo = 1, c.x_hi = std::max<double>(2, static_cast<double>(by_order.size()));
   c.y_lo = lo, c.y_hi = hi;
   c.highlight_legend = "worst " + std::to_string(std::min(d.worst, by_order.size())) + " layers";
-  svg::Series pooled{"SNR (dB)", "layer-point", false, {}}, intro{"introduced SNR (dB)", "intro-point", true, {}};
+  // Introduced SNR as markers only: a line through it zigzags between exact and noisy layers.
+  svg::Series pooled{"SNR (dB)", "layer-point", false, true, {}}, intro{"introduced SNR (dB)", "intro-point", true, false, {}};
   for (size_t i = 0; i < by_order.size(); ++i) {
     const LayerStat& l = *by_order[i];
     const bool worst = static_cast<size_t>(l.rank) <= d.worst;

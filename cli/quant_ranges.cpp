@@ -111,6 +111,33 @@ int64_t channel_axis(const ir::Node& n, size_t rank) {
   return -1;
 }
 
+/// True when the dequantized weight's per-channel extremes are further from the reference's than
+/// rounding allows (half a step; a step of slack): an earlier stage transformed the weight.
+bool differs_from_reference(const ir::Tensor& qw, const ir::Tensor* scale, const ir::Tensor* zp, bool per_tensor,
+                            size_t channels, const HtmlWeightRanges& w) {
+  size_t inner = 1;
+  for (size_t d = static_cast<size_t>(w.axis) + 1; d < qw.rank(); ++d) inner *= static_cast<size_t>(qw.dims()[d]);
+  const size_t n = static_cast<size_t>(qw.numel());
+  if (w.ch_min.size() != channels || n % (inner * channels) != 0) return false;
+  std::vector<double> lo(channels, std::numeric_limits<double>::infinity()), hi(channels, -lo[0]);
+  std::vector<double> s(channels), z(channels);
+  for (size_t c = 0; c < channels; ++c) {
+    const size_t k = per_tensor ? 0 : c;
+    s[c] = element(*scale, k);
+    z[c] = zp && static_cast<size_t>(zp->numel()) > k ? element(*zp, k) : 0.0;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const size_t c = (i / inner) % channels;
+    const double v = (element(qw, i) - z[c]) * s[c];
+    lo[c] = std::min(lo[c], v), hi[c] = std::max(hi[c], v);
+  }
+  for (size_t c = 0; c < channels; ++c) {
+    const double tol = std::abs(s[c]) * 1.01;
+    if (std::abs(lo[c] - w.ch_min[c]) > tol || std::abs(hi[c] - w.ch_max[c]) > tol) return true;
+  }
+  return false;
+}
+
 /// Fills w.q_lo/q_hi from the DequantizeLinear feeding the evaluated node's weight: of a constant
 /// quantized weight, or of a QuantizeLinear that quantizes the weight at run time.
 void weight_quant(const ir::Model& model, const LayerStat& layer, size_t weight_input, size_t weight_rank, size_t channels,
@@ -158,6 +185,9 @@ void weight_quant(const ir::Model& model, const LayerStat& layer, size_t weight_
                  (per_tensor ? "" : " (axis " + std::to_string(axis) + ")") +
                  (symmetric_int8 && all_zero_zp ? ": marks at ±127 × scale" : ": marks at (qmin - zero point) × scale and (qmax - zero point) × scale") +
                  " (DequantizeLinear " + node_label(*dq) + ")";
+  if (qw && differs_from_reference(*qw, scale, zp, per_tensor, channels, w))
+    w.quant_note += "; the evaluated model's dequantized weight differs from the reference's by more than rounding "
+                    "(clipped, or changed by an earlier stage such as folding a BatchNormalization or Mul into it)";
 }
 
 }  // namespace

@@ -123,6 +123,7 @@ std::string line_chart(const LineChart& c) {
   std::string s = open_svg("id", c.id, c.width, c.height, c.label);
   s += axes(f, xt, nice_ticks(f.y_lo, f.y_hi, 6), c.x_label, c.y_label);
   for (const auto& se : c.series) {
+    if (!se.line) continue;
     std::string pts;
     for (const auto& p : se.points) {
       if (!pts.empty()) pts += ' ';

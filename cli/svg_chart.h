@@ -28,6 +28,7 @@ struct Series {
   std::string name;        // legend text
   std::string css_class;   // class of every marker ("layer-point")
   bool square = false;     // square markers (<rect>) instead of circles
+  bool line = true;        // a polyline through the points
   std::vector<Point> points;
 };
 struct LineChart {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/html_report.h"
+#include "cli/quant_ranges.h"
 #include "ir/text_escape.h"
 #include "support/run_mcc.h"
 
@@ -318,6 +319,100 @@ TEST_CASE("html report: names are escaped, the stage option is shown, output is 
   CHECK(count(h, "class=\"qrange q") == 2);
   CHECK(h.find("None of the worst layers") != std::string::npos);
   CHECK(mcc::cli::render_html_report(d) == h);
+}
+
+namespace {
+using mcc::ir::DType;
+using mcc::ir::Tensor;
+
+/// Reference: X[1,2,1,1] -> Conv(W[3,2,1,1]) -> Y -> Relu -> R. Evaluated: X -> Q(u8, scale 0.02,
+/// zp 10) -> DQ -> Conv(DQ(Wq int8 per channel, axis 0)) -> Y_pre -> Q(int16, 0.001) -> DQ -> Y
+/// -> Relu -> R, with the quantized weight taken from `wq` (so a test can make it disagree).
+struct QuantPair {
+  mcc::ir::Model ref, q;
+  mcc::cli::LayerStat conv;
+  explicit QuantPair(std::vector<int8_t> wq) {
+    const std::vector<float> w{0.5f, -1.0f, 0.25f, 0.125f, -2.0f, 2.0f};
+    const std::vector<float> ws{1.0f / 127, 0.25f / 127, 2.0f / 127};
+    for (auto* m : {&ref, &q}) {
+      m->ir_version = 8;
+      m->opset_imports.push_back({"", 13});
+      m->graph = std::make_unique<mcc::ir::Graph>();
+    }
+    auto input = [](mcc::ir::Graph& g) {
+      auto& x = g.add_value("X");
+      x.is_graph_input = x.has_type = true;
+      x.dtype = DType::F32;
+      g.inputs.push_back(&x);
+      return &x;
+    };
+    auto& gr = *ref.graph;
+    auto& c = gr.add_node("Conv", "", "conv", {input(gr), &gr.add_initializer("W", Tensor::from_vector<float>({3, 2, 1, 1}, w))}, {"Y"});
+    gr.add_node("Relu", "", "relu", {c.outputs[0]}, {"R"});
+    auto& g = *q.graph;
+    auto* x = input(g);
+    auto& qx = g.add_node("QuantizeLinear", "", "qx", {x, &g.add_initializer("sx", Tensor::scalar<float>(0.02f)),
+                                                        &g.add_initializer("zx", Tensor::scalar<uint8_t>(10))}, {"Xq"});
+    auto& dqx = g.add_node("DequantizeLinear", "", "dqx", {qx.outputs[0], g.find_value("sx"), g.find_value("zx")}, {"Xd"});
+    auto& dqw = g.add_node("DequantizeLinear", "", "dqw",
+                           {&g.add_initializer("Wq", Tensor::from_vector<int8_t>({3, 2, 1, 1}, wq)),
+                            &g.add_initializer("sw", Tensor::from_vector<float>({3}, ws)),
+                            &g.add_initializer("zw", Tensor::from_vector<int8_t>({3}, {0, 0, 0}))}, {"Wd"});
+    dqw.attrs = {mcc::ir::Attribute{"axis", mcc::ir::AttrKind::Int, int64_t{0}, "", "", ""}};
+    auto& cq = g.add_node("Conv", "", "conv", {dqx.outputs[0], dqw.outputs[0]}, {"Y_pre"});
+    auto& qy = g.add_node("QuantizeLinear", "", "qy", {cq.outputs[0], &g.add_initializer("sy", Tensor::scalar<float>(0.001f)),
+                                                        &g.add_initializer("zy", Tensor::scalar<int16_t>(0))}, {"Yq"});
+    auto& dqy = g.add_node("DequantizeLinear", "", "dqy", {qy.outputs[0], g.find_value("sy"), g.find_value("zy")}, {"Y"});
+    g.add_node("Relu", "", "relu", {dqy.outputs[0]}, {"R"});
+    conv.value = "Y", conv.node = "conv", conv.op = "Conv", conv.rank = 1, conv.introduced_rank = 1;
+  }
+};
+}  // namespace
+
+TEST_CASE("html report: quantization ranges read back from QuantizeLinear and DequantizeLinear") {
+  QuantPair p({64, -127, 127, 64, -127, 127});  // the reference weights rounded with the scales
+  std::string note;
+  // A graph input read by a QuantizeLinear: uint8, zero point 10.
+  auto rx = mcc::cli::activation_quant_range(p.q, "X", note);
+  REQUIRE(rx.has_value());
+  CHECK(rx->type == "uint8");
+  CHECK(rx->node == "qx");
+  CHECK(rx->lo == doctest::Approx(-10 * 0.02));
+  CHECK(rx->hi == doctest::Approx(245 * 0.02));
+  CHECK(note.empty());
+  // A value produced by DequantizeLinear(QuantizeLinear(...)): int16.
+  auto ry = mcc::cli::activation_quant_range(p.q, "Y", note);
+  REQUIRE(ry.has_value());
+  CHECK(ry->type == "int16");
+  CHECK(ry->lo == doctest::Approx(-32768 * 0.001));
+  CHECK(ry->hi == doctest::Approx(32767 * 0.001));
+  CHECK_FALSE(mcc::cli::activation_quant_range(p.q, "R", note).has_value());
+  CHECK(note == "not quantized");
+
+  // Weight ranges per output channel (axis 0) from the reference, marks at ±127 × scale.
+  auto w = mcc::cli::weight_ranges(p.q, p.ref, p.conv);
+  REQUIRE(w.has_value());
+  CHECK(w->weight == "W");
+  CHECK(w->axis == 0);
+  CHECK(w->ch_min == std::vector<double>{-1.0, 0.125, -2.0});
+  CHECK(w->ch_max == std::vector<double>{0.5, 0.25, 2.0});
+  REQUIRE(w->q_hi.size() == 3);
+  CHECK(w->q_hi[0] == doctest::Approx(1.0));
+  CHECK(w->q_lo[1] == doctest::Approx(-0.25));
+  CHECK(w->q_hi[2] == doctest::Approx(2.0));
+  CHECK(w->quant_note.find("per-channel int8 (axis 0): marks at ±127 × scale") != std::string::npos);
+  CHECK(w->quant_note.find("differs") == std::string::npos);
+
+  // A quantized weight that is not the reference's (as after folding a Mul into the Conv) is named.
+  QuantPair folded({127, -127, 127, 64, -127, 127});
+  w = mcc::cli::weight_ranges(folded.q, folded.ref, folded.conv);
+  REQUIRE(w.has_value());
+  CHECK(w->quant_note.find("differs from the reference's by more than rounding") != std::string::npos);
+
+  // A layer without a weight has no weight chart.
+  mcc::cli::LayerStat relu;
+  relu.value = "R", relu.node = "relu", relu.op = "Relu";
+  CHECK_FALSE(mcc::cli::weight_ranges(p.q, p.ref, relu).has_value());
 }
 
 TEST_CASE("html report: --html needs --per-layer and a writable path (exit 2)") {
