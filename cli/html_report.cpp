@@ -77,7 +77,7 @@ std::string snr_chart(const HtmlReportData& d) {
   c.label = "per-layer SNR in graph order";
   c.x_label = "layer (position in the evaluated model's graph order)";
   c.y_label = "SNR (dB)";
-  c.x_lo = 1, c.x_hi = std::max<double>(2, static_cast<double>(by_order.size()));
+  c.x_lo = 0.5, c.x_hi = std::max<double>(2, static_cast<double>(by_order.size())) + 0.5;  // markers clear the axis
   c.y_lo = lo, c.y_hi = hi;
   c.highlight_legend = "worst " + std::to_string(std::min(d.worst, by_order.size())) + " layers";
   // Introduced SNR as markers only: a line through it zigzags between exact and noisy layers.

@@ -9,6 +9,7 @@
 // models can fill it (see cli/eval_html.h for `mcc eval`).
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>

@@ -24,7 +24,8 @@
 // is named by its first output), which the quantize stage keeps and its exclude option accepts.
 //
 // Memory: the evaluated model's shared tensors are kept (as f32) for ONE sample, until the
-// reference run of that sample compares and releases them; only running sums stay across samples.
+// reference run of that sample compares and releases them; only running sums (and the reference's
+// min/max) stay across samples.
 #pragma once
 #include <cstdint>
 #include <limits>
