@@ -105,7 +105,7 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
                        want.substr(0, 12) + "..., this input " + in.sha256.substr(0, 12) +
                        "...); pass the model it was made from");
     try {
-      pipeline = transforms::Pipeline::parse(state_in["pipeline"].get<std::string>(), registry);
+      pipeline = transforms::Pipeline::parse_recorded(state_in["pipeline"].get<std::string>(), registry);
     } catch (UsageError& e) {
       throw ModelError(o.state_path + ": the recorded pipeline is not valid for this mcc (" +
                        e.message() + ")");

@@ -70,11 +70,13 @@ TEST_CASE("quantize: an unreachable budget exits 1, writes no model and reports 
   REQUIRE(fs::exists(tmp.path / "q.check.json"));
   const json rep = json::parse(mcc::test::slurp(tmp.path / "q.check.json"));
   CHECK(rep["passed"] == false);
-  // The ladder: the given configuration, method=auto, then keeping activations float up to a
-  // measured cosine of min(0.9999, budget + 0.005).
-  REQUIRE(rep["escalation"].size() == 2);
+  // The ladder: the given configuration, method=mse, method=percentile, method=auto, then keeping
+  // activations float up to a measured cosine of min(0.9999, budget + 0.005).
+  REQUIRE(rep["escalation"].size() == 4);
   CHECK(contains(rep["escalation"][0]["pipeline"].get<std::string>(), "method=minmax"));
-  CHECK(contains(rep["escalation"][1]["pipeline"].get<std::string>(), "method=auto"));
+  CHECK(contains(rep["escalation"][1]["pipeline"].get<std::string>(), "method=mse"));
+  CHECK(contains(rep["escalation"][2]["pipeline"].get<std::string>(), "method=percentile"));
+  CHECK(contains(rep["escalation"][3]["pipeline"].get<std::string>(), "method=auto"));
   CHECK(contains(rep["pipeline"].get<std::string>(), "mixed_target=0.9999"));
   bool failed_cosine = false;
   for (const auto& c : rep["checks"])

@@ -23,6 +23,10 @@ struct OptionSpec {
   std::string default_value;  // canonical text form
   std::string help;
   std::vector<std::string> choices;  // allowed values for String options (empty = any)
+  /// For an option added after states were first written: the value that does what the stage did
+  /// before it existed. A recorded pipeline (a state's, Pipeline::parse_recorded) that lacks the
+  /// option gets this value instead of default_value. Empty: default_value.
+  std::string recorded_default = "";
 };
 
 struct PassInfo {

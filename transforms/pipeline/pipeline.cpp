@@ -302,7 +302,7 @@ std::vector<RawStage> tokenize_inline(std::string_view spec, const std::string& 
   return Tokenizer(spec, what).run();
 }
 
-Pipeline PipelineBuilder::build(const std::vector<RawStage>& raw_in, const PassRegistry& r) {
+Pipeline PipelineBuilder::build(const std::vector<RawStage>& raw_in, const PassRegistry& r, bool recorded) {
   std::vector<RawStage> raw;
   expand(raw_in, r, 0, raw);
   Pipeline p;
@@ -369,7 +369,8 @@ Pipeline PipelineBuilder::build(const std::vector<RawStage>& raw_in, const PassR
       for (const auto& [k, v] : values) given = given || k == spec.key;
       if (!given) {
         try {
-          values.emplace_back(spec.key, canonical_option_value(st.name, spec, spec.default_value));
+          const std::string& absent = recorded && !spec.recorded_default.empty() ? spec.recorded_default : spec.default_value;
+          values.emplace_back(spec.key, canonical_option_value(st.name, spec, absent));
         } catch (const UsageError& e) {
           throw InternalError("stage '" + st.name + "' declares an invalid default: " + e.what());
         }
@@ -385,6 +386,13 @@ Pipeline Pipeline::parse(std::string_view spec, const PassRegistry& registry) {
   return with_one_line_errors([&] {
     return PipelineBuilder::build(tokenize_inline(spec, "pipeline '" + std::string(spec) + "'"),
                                   registry);
+  });
+}
+
+Pipeline Pipeline::parse_recorded(std::string_view spec, const PassRegistry& registry) {
+  return with_one_line_errors([&] {
+    return PipelineBuilder::build(tokenize_inline(spec, "pipeline '" + std::string(spec) + "'"),
+                                  registry, /*recorded=*/true);
   });
 }
 

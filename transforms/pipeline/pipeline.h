@@ -45,6 +45,9 @@ class Pipeline {
   Pipeline() = default;
   /// Parses inline text.
   static Pipeline parse(std::string_view spec, const PassRegistry& registry = builtin_passes());
+  /// Parses a state's recorded pipeline: an option the text lacks (the state predates it) takes
+  /// its OptionSpec::recorded_default, so the replay means what the recording run did.
+  static Pipeline parse_recorded(std::string_view spec, const PassRegistry& registry = builtin_passes());
   /// A `-p` argument: "@path" reads the file (format by extension), anything else is inline.
   static Pipeline from_argument(std::string_view arg,
                                 const PassRegistry& registry = builtin_passes());

@@ -23,7 +23,8 @@ struct RawStage {
 
 struct PipelineBuilder {
   /// Expands bundles, validates names, labels and option values, resolves defaults.
-  static Pipeline build(const std::vector<RawStage>& raw, const PassRegistry& registry);
+  /// `recorded`: the text comes from a state; absent options take OptionSpec::recorded_default.
+  static Pipeline build(const std::vector<RawStage>& raw, const PassRegistry& registry, bool recorded = false);
 };
 
 /// Splits inline text into raw stages; `what` prefixes positions ("pipeline 'x'" → "pipeline

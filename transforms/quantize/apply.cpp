@@ -164,7 +164,18 @@ void quantize_constant(ir::Graph& g, std::set<std::string>& nodes, ir::Value& v,
 }
 
 void quantize_activation(ir::Graph& g, std::set<std::string>& nodes, ir::Value& v, const QPoint& p) {
-  if (p.scale.size() != 1 || p.zero_point.size() != 1) throw ModelError("activation '" + p.tensor + "' needs one scale");
+  if (p.axis < 0 && (p.scale.size() != 1 || p.zero_point.size() != 1))
+    throw ModelError("activation '" + p.tensor + "' needs one scale");
+  if (p.axis >= 0) {
+    // Per-channel activation scales: the channel count must be the value's, when it is known.
+    const size_t ax = static_cast<size_t>(p.axis);
+    const bool rank_fits = !v.shape.rank_known() || ax < v.shape.rank();
+    const bool count_fits = !v.shape.rank_known() || ax >= v.shape.rank() || !(*v.shape.dims)[ax].value ||
+                            static_cast<size_t>(*(*v.shape.dims)[ax].value) == p.scale.size();
+    if (p.scale.empty() || p.scale.size() != p.zero_point.size() || !rank_fits || !count_fits)
+      throw ModelError("activation '" + p.tensor + "' does not have " + std::to_string(p.scale.size()) +
+                       " channels on axis " + std::to_string(p.axis));
+  }
   const bool keep_name = v.is_graph_input || !v.producer ||
                          std::find(g.outputs.begin(), g.outputs.end(), &v) != g.outputs.end();
   std::vector<ir::Use> uses;
@@ -182,6 +193,10 @@ void quantize_activation(ir::Graph& g, std::set<std::string>& nodes, ir::Value& 
   q.outputs[0]->shape = v.shape;
   ir::Node& dq = g.add_node("DequantizeLinear", "", unique_node_name(g, nodes, name + "_DequantizeLinear"),
                             {q.outputs[0], &sv, &zv}, {keep_name ? g.unique_name(name + "_dequantized") : name}, before);
+  if (p.axis >= 0) {
+    q.set_attr(ir::Attribute{"axis", ir::AttrKind::Int, int64_t{p.axis}, "", "", ""});
+    dq.set_attr(ir::Attribute{"axis", ir::AttrKind::Int, int64_t{p.axis}, "", "", ""});
+  }
   ir::Value& out = *dq.outputs[0];
   out.dtype = ir::DType::F32;
   out.shape = v.shape;

@@ -62,6 +62,11 @@ void add_bias_point(const ir::Graph& g, bool ir3, const Candidate& c, size_t wei
     pts.skipped.push_back({{"tensor", b->name}, {"reason", why}});
     return;
   }
+  if (pts.points[xp->second].axis >= 0) {
+    // Per-channel input scales (quantize/depthwise.h): the bias scale would differ per input channel.
+    pts.skipped.push_back({{"tensor", b->name}, {"reason", "its input has per-channel scales (bias kept float32)"}});
+    return;
+  }
   const float sx = pts.points[xp->second].scale[0];
   QPoint& wp = pts.points[weight_index];
   const size_t n_bias = b->initializer->data<float>().size();

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 
 #include "backends/executor.h"
 #include "ir/errors.h"
@@ -459,6 +460,28 @@ void ChannelMoments::add(const float* x, const std::vector<int64_t>& dims) {
   count += dims[0] * inner;
 }
 
+namespace {
+
+/// Adds each channel (axis 1) of `t` to its own statistics; a changed channel count marks the
+/// tensor in `varying` (its per-channel statistics are then dropped).
+void add_per_channel(std::vector<TensorStats>& stats, const ir::Tensor& t, bool histograms, std::set<std::string>& varying,
+                     const std::string& name) {
+  const auto& dims = t.dims();
+  const size_t channels = static_cast<size_t>(dims[1]);
+  if (stats.empty()) stats.assign(channels, TensorStats(histograms));
+  if (stats.size() != channels) {
+    varying.insert(name);
+    return;
+  }
+  size_t inner = 1;
+  for (size_t d = 2; d < dims.size(); ++d) inner *= static_cast<size_t>(dims[d]);
+  const float* x = t.data<float>().data();
+  for (int64_t n = 0; n < dims[0]; ++n)
+    for (size_t c = 0; c < channels; ++c) stats[c].add(x + (static_cast<size_t>(n) * channels + c) * inner, inner);
+}
+
+}  // namespace
+
 std::vector<std::string> calibration_sample_dirs(const std::string& dir, size_t max_samples, size_t holdout) {
   std::vector<std::string> dirs = ir::list_sample_dirs(dir);
   if (holdout >= dirs.size() && holdout > 0)
@@ -491,9 +514,19 @@ CalibrationResult calibrate(const ir::Model& model, const std::vector<std::strin
     moments[v] = &res.channels[name];
     if (!v->producer) inputs[name] = v;
   }
+  std::map<const ir::Value*, std::string> per_channel;
+  std::set<std::string> varying;  // per-channel tensors seen with different channel counts
+  for (const auto& name : cfg.per_channel_watch) {
+    const ir::Value* v = g.find_value(name);
+    MCC_CHECK(v != nullptr, "calibration: no value '" + name + "' in the main graph");
+    per_channel[v] = name;
+    if (!v->producer) inputs[name] = v;
+  }
   auto observe = [&](const ir::Value& v, const ir::Tensor& t) {
     if (const auto m = moments.find(&v); m != moments.end() && t.dtype() == ir::DType::F32)
       m->second->add(t.data<float>().data(), t.dims());
+    if (const auto pc = per_channel.find(&v); pc != per_channel.end() && t.dtype() == ir::DType::F32 && t.rank() >= 2)
+      add_per_channel(res.channel_stats[pc->second], t, cfg.histograms, varying, pc->second);
     const auto it = slot.find(&v);
     if (it == slot.end()) return;
     res.dtypes[v.name] = t.dtype();
@@ -529,6 +562,7 @@ CalibrationResult calibrate(const ir::Model& model, const std::vector<std::strin
     if (it->second.empty()) it = res.stats.erase(it);
     else ++it;
   }
+  for (const auto& name : varying) res.channel_stats.erase(name);
   return res;
 }
 

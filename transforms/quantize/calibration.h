@@ -89,6 +89,9 @@ struct CalibrationConfig {
   /// Float32 tensors (rank >= 2) whose per-channel (axis 1) first and second moments are also
   /// collected, for bias correction and sensitivity estimates (may overlap `watch`).
   std::vector<std::string> channel_watch;
+  /// Float32 tensors (rank >= 2) that also get one TensorStats per channel (axis 1), for
+  /// per-channel activation ranges (quantize/depthwise.h).
+  std::vector<std::string> per_channel_watch;
   /// Called after each sample with (done, total).
   std::function<void(size_t, size_t)> progress;
 };
@@ -105,6 +108,9 @@ struct ChannelMoments {
 struct CalibrationResult {
   std::map<std::string, ChannelMoments> channels;  // by tensor name (channel_watch)
   std::map<std::string, TensorStats> stats;  // by tensor name (absent = never produced as float32)
+  /// per_channel_watch: one TensorStats per channel (absent = never seen as float32 of rank >= 2,
+  /// or seen with different channel counts).
+  std::map<std::string, std::vector<TensorStats>> channel_stats;
   std::map<std::string, ir::DType> dtypes;   // observed element type of each watched tensor
   int64_t samples = 0;
   int64_t files = 0;

@@ -51,6 +51,7 @@ Config read_config(const Options& o) {
 
   c.calib = o.get_string("calib");
   c.quantize_bias = o.get_bool("quantize_bias");
+  c.depthwise_per_channel = o.get_bool("depthwise_per_channel");
   c.bias_correction = o.get_bool("bias_correction");
   return c;
 }

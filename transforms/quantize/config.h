@@ -22,6 +22,7 @@ struct Config {
   std::string calib;              // calibration folder as written (relative: to the pipeline's folder)
   bool symmetric_unsigned = false;  // symmetric ranges for uint8/uint16 activations too
   bool quantize_bias = true;
+  bool depthwise_per_channel = true;  // per-channel scales on depthwise convolution inputs
   bool bias_correction = true;
   double widen_db = 0;            // 16 bits below this estimated 8-bit SNR (0: never)
   double mixed_target = 0;        // measured: keep float until mean cosine >= this (0: off)

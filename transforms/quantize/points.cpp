@@ -51,6 +51,16 @@ void add_activation_points(const Selection& sel, const Config& cfg, const std::v
     p.scale = {s};
     p.zero_point = {z};
     p.method = calib_method_name(a.settings.method);
+    if (a.per_channel) {
+      // Depthwise readers only (quantize/depthwise.h): one scale per channel along axis 1.
+      p.axis = 1;
+      p.lo.clear(), p.hi.clear(), p.scale.clear(), p.zero_point.clear();
+      for (const auto& [lo, hi] : a.channel_ranges) {
+        activation_params(lo, hi, p.dtype, cfg.symmetric(p.dtype), s, z);
+        p.lo.push_back(lo), p.hi.push_back(hi), p.scale.push_back(s), p.zero_point.push_back(z);
+      }
+      p.method = calib_method_name(a.settings.method) + " per channel";
+    }
     p.consumers = a.consumers;
     p.group = a.group;
     pts.activation[a.name] = pts.points.size();

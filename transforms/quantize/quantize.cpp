@@ -35,6 +35,8 @@
 //   not int8; replay needs no data. The target is met on calibration samples: set it a little
 //   above the bar wanted on other data. Off by default: the measure runs the model once per
 //   activation and candidate on each sample. Measured figures: README.md, Benchmarks.
+// Depthwise inputs (quantize/depthwise.h, depthwise_per_channel=true): an activation read only by
+//   depthwise Convs gets one scale per channel (axis 1) from its per-channel calibrated range.
 // Shared scales: the quantized inputs of a Concat are one group with the union of their ranges.
 // Calibration (calibration.h): the float model runs over the `calib` folder sample by sample
 //   with streaming statistics; methods minmax, percentile, entropy, mse.
@@ -76,6 +78,7 @@
 #include "transforms/quantize/bias.h"
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/config.h"
+#include "transforms/quantize/depthwise.h"
 #include "transforms/quantize/opset.h"
 #include "transforms/quantize/plan.h"
 #include "transforms/quantize/points.h"
@@ -124,7 +127,9 @@ Calibrated calibrate_selection(const ir::Model& model, const Selection& sel, con
     histograms = histograms || a.settings.method != CalibMethod::MinMax;
   }
   if (watch.empty()) return out;
-  std::vector<std::string> channel_watch;
+  std::vector<std::string> channel_watch, per_channel_watch;
+  for (const auto& a : sel.activations)
+    if (a.per_channel) per_channel_watch.push_back(a.name);
   if (cfg.bias_correction || cfg.widen_db > 0)
     for (const auto& c : sel.nodes)
       if (c.slots.weight >= 0 && c.node->input(0) &&
@@ -143,6 +148,7 @@ Calibrated calibrate_selection(const ir::Model& model, const Selection& sel, con
   cc.histograms = histograms;
   cc.threads = ctx.threads;
   cc.channel_watch = channel_watch;
+  cc.per_channel_watch = per_channel_watch;
   cc.progress = progress_bar();
   const auto t0 = std::chrono::steady_clock::now();
   out.result = calibrate(model, watch, cc);
@@ -195,6 +201,8 @@ class QuantizePass : public Pass {
              "cosine is best)", {"minmax", "percentile", "entropy", "mse", "auto"}},
             {"percentile", OptionType::Float, "99.99", "Percentile kept by method=percentile, in (50, 100]", {}},
             {"per_channel", OptionType::Bool, "true", "One weight scale per output channel (else one per tensor)", {}},
+            {"depthwise_per_channel", OptionType::Bool, "true",
+             "One activation scale per channel on inputs read only by depthwise convolutions", {}, "false"},
             {"activation_type", OptionType::String, "uint8", "Activation type (uint8 asymmetric, int8 symmetric; 16-bit needs opset 21)",
              {"uint8", "int8", "uint16", "int16"}},
             {"weight_type", OptionType::String, "int8", "Weight type (symmetric)", {"int8"}},
@@ -232,11 +240,13 @@ class QuantizePass : public Pass {
     auto rules = parse_rules(o.get_list("rules"));
     Selection sel = select(model, cfg.select, excludes, rules);
     if (sel.already_quantized) return already_quantized();
+    if (cfg.depthwise_per_channel) mark_depthwise_inputs(sel);
     const json matched = matched_json(rules, excludes);
 
     Plan plan = unchanged_plan(model);
     require_opset(model, sel, any_16bit(sel), plan);  // before any calibration work
     const Calibrated calib = calibrate_selection(model, sel, cfg, ctx);
+    fill_channel_ranges(sel, calib.result, cfg);
     ActivationRanges acts = activation_ranges(sel, calib.result, cfg);
     if (widen_activations(sel, calib.result, cfg, acts)) require_opset(model, sel, true, plan);
     Measured measured;

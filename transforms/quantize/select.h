@@ -49,6 +49,9 @@ struct ActivationInfo {
   std::vector<std::string> consumers;
   Settings settings;  // merged over consumers: widest bits, signed if any asks, first method
   int group = -1;
+  /// One scale per channel (axis 1): every consumer is a depthwise convolution (quantize/depthwise.h).
+  bool per_channel = false;
+  std::vector<std::pair<double, double>> channel_ranges;  // calibrated per-channel [lo, hi] (per_channel)
 };
 
 struct Selection {

@@ -39,7 +39,8 @@ Candidates candidates(const Selection& sel, const CalibrationResult& cal, const 
     else group_unit[a.group] = out.units.size(), out.units.push_back({i});
     const bool sym = cfg.symmetric(a.settings.activation);
     const int bits = is_16bit(a.settings.activation) ? 16 : 8;
-    if (!cfg.auto_method) {
+    // Per-channel activations (quantize/depthwise.h) keep their per-channel ranges: one choice.
+    if (!cfg.auto_method || a.per_channel) {
       out.choices[i].push_back({calib_method_name(a.settings.method), acts.range[i]});
       continue;
     }
