@@ -1,6 +1,7 @@
 // Per-channel activation scales for depthwise convolution inputs (see quantize/depthwise.h).
 #include "transforms/quantize/depthwise.h"
 
+#include <algorithm>
 #include <map>
 
 namespace mcc::transforms::quantize {
@@ -13,6 +14,22 @@ bool is_depthwise_conv(const ir::Node& n) {
   if (!w || !w->initializer || w->initializer->rank() < 3) return false;
   const auto& d = w->initializer->dims();
   return d[1] == 1 && d[0] % n.attr_int("group", 1) == 0;
+}
+
+/// Whether per-channel steps cut the expected quantization noise power by kMinGain or more: the
+/// tensor's step squared over the mean of the channels' steps squared (ranges widened to hold 0).
+/// Channels of like ranges (e.g. ReLU6 outputs) gain nothing and keep one scale.
+bool worth_per_channel(const std::vector<std::pair<double, double>>& ranges) {
+  constexpr double kMinGain = 2.0;  // 3 dB
+  double lo = 0, hi = 0, sum_sq = 0;
+  for (const auto& [l, h] : ranges) {
+    lo = std::min(lo, l), hi = std::max(hi, h);
+    const double w = std::max(h, 0.0) - std::min(l, 0.0);
+    sum_sq += w * w;
+  }
+  const double mean_sq = sum_sq / static_cast<double>(std::max<size_t>(ranges.size(), 1));
+  const double tensor_sq = (hi - lo) * (hi - lo);
+  return mean_sq > 0 ? tensor_sq >= kMinGain * mean_sq : false;
 }
 
 }  // namespace
@@ -44,6 +61,7 @@ void fill_channel_ranges(Selection& sel, const CalibrationResult& cal, const Con
     const RangeSpec spec{a.settings.method, cfg.percentile, cfg.symmetric(dt), is_16bit(dt) ? 16 : 8};
     a.channel_ranges.clear();
     for (const TensorStats& st : it->second) a.channel_ranges.push_back(compute_range(st, spec));
+    a.per_channel = worth_per_channel(a.channel_ranges);
   }
 }
 
