@@ -132,6 +132,13 @@ TEST_CASE("convert: a check stage in a pipeline fails the run below its budget")
   CHECK(fs::exists(tmp.path / "c.check.json"));
   CHECK(contains(c.err, "in stage 'check'"));
 
+  // An fp16 pipeline checks itself the same way: fp16 keeps MNIST's top-1 and its cosine.
+  const std::string fp16_spec = "fp16,check{data=" + golden("mnist/eval") + " min_top1=1 class_min_cosine=0.9999}";
+  const auto h = run_mcc({"convert", mnist_model(), "-o", (tmp.path / "h.onnx").string(), "-p", fp16_spec});
+  INFO(h.out << h.err);
+  CHECK(h.code == 0);
+  CHECK(contains(h.out, "check: output 'Plus214_Output_0' top1_agreement 1 >= 1 on 500 sample(s): PASS"));
+
   const std::string ok_spec = "fold,check{data=" + golden("mnist/calib") + " samples=5}";
   const auto f = run_mcc({"convert", mnist_model(), "-o", out, "-p", ok_spec});
   INFO(f.out << f.err);
