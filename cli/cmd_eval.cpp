@@ -61,21 +61,6 @@ struct OutputAggregate {
   std::string first_failure;
 };
 
-backends::RValue to_rvalue(const ir::TestValue& v) {
-  switch (v.kind) {
-    case ir::TestValue::Kind::Sequence: return backends::RValue::sequence(v.seq);
-    case ir::TestValue::Kind::None: return backends::RValue::none();
-    default: return backends::RValue::of(v.tensor);
-  }
-}
-
-std::vector<std::pair<std::string, backends::RValue>> to_feeds(ir::BoundSample& s) {
-  std::vector<std::pair<std::string, backends::RValue>> feeds;
-  for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(t));
-  for (auto& [n, v] : s.value_feeds) feeds.emplace_back(n, to_rvalue(v));
-  return feeds;
-}
-
 double json_num(double v) { return std::isfinite(v) ? v : (v > 0 ? 1e308 : -1e308); }
 
 }  // namespace

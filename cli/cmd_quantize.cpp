@@ -12,6 +12,8 @@
 // damaging activations float; each rejected configuration is recorded in the sidecar's
 // "escalation", and the accepted one is the pipeline the state replays. Unmet at the last step:
 // exit 1, no model, the figures in the report.
+// --html FILE then draws the accepted model against the input model on the samples the check
+// judged (cli/quantize_html.h); a run that fails its budget writes no model and no page.
 //
 // The flags that set quantize stage options are one table (kStageFlags: flag, option key, help);
 // each flag's type, legal values and default come from the stage's own declaration (its PassInfo
@@ -21,9 +23,13 @@
 #include <memory>
 
 #include "cli/cmd_convert.h"
+#include "cli/file_util.h"
+#include "cli/printable_output.h"
+#include "cli/quantize_html.h"
 #include "cli/quantize_budget.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/sidecar.h"
 #include "ir/errors.h"
 #include "transforms/pipeline/pipeline.h"
 #include "transforms/quantize/config.h"
@@ -72,6 +78,7 @@ constexpr StageFlag kStageFlags[] = {
 
 struct QuantizeOptions {
   std::string input, output, state_path, sidecar_path, report_path;
+  std::string html;  // --html FILE: the comparison page of the accepted model
   nlohmann::ordered_json stage = nlohmann::ordered_json::object();  // quantize options the flags set
   bool no_fold = false, json = false, dry_run = false;
   int threads = 0;
@@ -157,6 +164,14 @@ int run_quantize(const QuantizeOptions& q) {
   c.json = q.json;
   c.dry_run = q.dry_run;
   c.threads = q.threads;
+  if (!q.html.empty()) {
+    if (!q.state_path.empty())
+      throw UsageError("mcc quantize: --html draws the self-check's samples; a --state replay runs no data, drop --html");
+    if (q.budget.no_check) throw UsageError("mcc quantize: --html shows the self-check's verdict; drop --no-check");
+    check_output_path(q.html, "--html");
+    if (same_file(q.html, q.input) || same_file(q.html, q.output))
+      throw UsageError(q.html + ": --html names the input or output model; choose another path");
+  }
   if (!q.state_path.empty()) {
     if (!q.stage.empty())
       throw UsageError("mcc quantize: --state replays the recorded options; drop the other quantization flags");
@@ -170,6 +185,8 @@ int run_quantize(const QuantizeOptions& q) {
       if (!transforms::quantize::supported_ops().count(op))
         throw UsageError("mcc quantize: --op-types: cannot quantize '" + op + "'; run 'mcc passes' for the quantize stage's ops");
     const BudgetPlan plan = plan_budget(q.budget, q.stage);
+    if (!q.html.empty() && plan.check.is_null())
+      throw UsageError("mcc quantize: --html needs the self-check, which has no samples to judge here: give --eval DIR");
     std::vector<std::string> pipelines;
     for (const auto& attempt : plan.attempts) pipelines.push_back(pipeline_for(q, attempt, plan.check));
     if (q.dry_run) {
@@ -177,7 +194,13 @@ int run_quantize(const QuantizeOptions& q) {
       return run_convert(c);
     }
     c.report_path = q.report_path;
-    return run_with_budget(c, pipelines);
+    const int rc = run_with_budget(c, pipelines);
+    if (!q.html.empty()) {
+      write_quantize_html(q.html, q.input, q.output, c.sidecar_path.empty() ? default_sidecar_path(q.output) : c.sidecar_path,
+                          q.threads);
+      if (!q.json) print_out("html:     %s\n", q.html.c_str());
+    }
+    return rc;
   }
   return run_convert(c);
 }
@@ -200,6 +223,11 @@ void add_quantize_command(CLI::App& app, CommandSlot& slot) {
   add_threads_flag(sub, q->threads, "for calibration");
   add_budget_flags(*sub, q->budget);
   add_report_flag(sub, q->report_path, "the self-check's figures and the configurations tried");
+  sub->add_option("--html", q->html,
+                  "After a passing run, also write FILE: one self-contained HTML page of the written model against the "
+                  "input model on the samples the self-check judged (its verdict and figures, the command, per-layer "
+                  "SNR chart, activation histograms with quantization ranges, weight ranges; no network access "
+                  "needed; not with --state or --no-check)");
   sub->footer(
       "Examples:\n"
       "  mcc quantize model.onnx -o model.int8.onnx --calib calib_data/\n"
@@ -208,6 +236,7 @@ void add_quantize_command(CLI::App& app, CommandSlot& slot) {
       "  mcc quantize model.onnx -o q2.onnx --state q.mcc.json     # byte-identical, no data needed\n"
       "  mcc quantize model.onnx -o q.onnx --calib calib/ --eval held_out/ --min-cosine 0.995\n"
       "  mcc quantize model.onnx -o q.onnx --calib calib/ --labels calib_labels.txt --max-top1-drop 0.5\n"
+      "  mcc quantize model.onnx -o q.onnx --calib calib/ --html q.report.html  # the check's samples, per layer\n"
       "Same as: mcc convert MODEL -o OUT -p 'fold,quantize{calib=DIR ...}' (see 'mcc passes').");
   sub->callback([q, &slot] { slot.set([q] { return run_quantize(*q); }); });
 }

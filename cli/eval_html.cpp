@@ -6,7 +6,10 @@
 #include <limits>
 
 #include "cli/activation_histogram.h"
+#include "cli/backend_select.h"
 #include "cli/command_line.h"
+#include "cli/file_util.h"
+#include "cli/html_escape.h"
 #include "cli/quant_ranges.h"
 
 namespace mcc::cli {
@@ -26,6 +29,21 @@ std::string str(const nlohmann::ordered_json& j, const char* key) {
 }
 
 }  // namespace
+
+backends::RValue to_rvalue(const ir::TestValue& v) {
+  switch (v.kind) {
+    case ir::TestValue::Kind::Sequence: return backends::RValue::sequence(v.seq);
+    case ir::TestValue::Kind::None: return backends::RValue::none();
+    default: return backends::RValue::of(v.tensor);
+  }
+}
+
+SampleFeeds to_feeds(ir::BoundSample& s) {
+  SampleFeeds feeds;
+  for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(t));
+  for (auto& [n, v] : s.value_feeds) feeds.emplace_back(n, to_rvalue(v));
+  return feeds;
+}
 
 HtmlReportData eval_html_data(const EvalHtmlInput& in) {
   const auto& j = in.report;
@@ -47,6 +65,23 @@ HtmlReportData eval_html_data(const EvalHtmlInput& in) {
       r.min_snr_db = from_json(o.value("min_snr_db", nlohmann::ordered_json()), std::numeric_limits<double>::infinity());
       r.first_failure = str(o, "first_failure");
       d.outputs.push_back(std::move(r));
+    }
+  if (j.contains("checks"))
+    for (const auto& c : j["checks"]) {
+      HtmlCheckRow r;
+      r.output = str(c, "output");
+      r.metric = str(c, "metric");
+      if (c.contains("value") && c["value"].is_number()) r.value = c["value"].get<double>();
+      if (c.contains("threshold") && c["threshold"].is_number()) r.threshold = c["threshold"].get<double>();
+      r.lower_is_better = r.metric == "top1_drop_points";
+      r.samples = c.value("samples", 0);
+      r.verdict = str(c, "verdict");
+      r.note = str(c, "why");
+      if (c.contains("worst_sample_cosine")) r.note = "worst sample " + fmt_g(c["worst_sample_cosine"].get<double>(), 6);
+      if (c.contains("top1") && c.contains("reference_top1"))
+        r.note = "top-1 " + fmt_g(c["top1"].get<double>(), 6) + " % vs " + fmt_g(c["reference_top1"].get<double>(), 6) +
+                 " % for the reference";
+      d.checks.push_back(std::move(r));
     }
   d.per_layer = in.per_layer;
   d.worst = in.worst;
@@ -88,5 +123,30 @@ HtmlReportData eval_html_data(const EvalHtmlInput& in) {
 }
 
 void write_eval_html(const std::string& path, const EvalHtmlInput& in) { write_html_report(path, eval_html_data(in)); }
+
+void write_comparison_html(const std::string& path, const ComparisonHtmlInput& in) {
+  const InputModel model = load_input_model(in.model, false, false);
+  const InputModel reference = load_input_model(in.reference, false, false);
+  const auto eopts = exec_options("cpu", in.threads);
+  backends::Executor exec(model.model, eopts), reference_exec(reference.model, eopts);
+  PerLayerComparator compare(model.model, reference.model);
+  compare.attach(exec, reference_exec);
+  const ir::Graph& g = *model.model.graph;
+  const ForEachSample each_sample = [&](const std::function<void(const SampleFeeds&)>& visit) {
+    for (const auto& dir : in.sample_dirs) {
+      ir::BoundSample s = ir::bind_sample(g, ir::load_sample(dir, false), true);
+      visit(to_feeds(s));
+    }
+  };
+  each_sample([&](const SampleFeeds& feeds) {
+    exec.run(feeds);
+    reference_exec.run(feeds);
+    compare.end_sample();
+  });
+  const PerLayerReport layers = compare.finish(3);
+  HtmlReportData d = eval_html_data({in.verdict, layers, model.model, reference.model, reference_exec, each_sample});
+  d.title = in.title;
+  write_html_report(path, d);
+}
 
 }  // namespace mcc::cli

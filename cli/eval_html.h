@@ -6,6 +6,8 @@
 // error (LayerStat::introduced_rank), since a layer's own weights show in its introduced error.
 // The second pass runs the reference model once more per sample; nothing runs when no layer has
 // finite reference values.
+// write_comparison_html is the same page for a command that did not compare the models itself
+// (mcc quantize): it loads both model files and runs them on folders of input samples.
 #pragma once
 #include <functional>
 #include <string>
@@ -15,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/executor.h"
+#include "ir/sample_data.h"
 #include "cli/html_report.h"
 #include "cli/per_layer.h"
 
@@ -24,8 +27,13 @@ using SampleFeeds = std::vector<std::pair<std::string, backends::RValue>>;
 /// Calls its argument with the feeds of every sample, in order (the samples eval compared).
 using ForEachSample = std::function<void(const std::function<void(const SampleFeeds&)>&)>;
 
+/// A sample's inputs as executor feeds (tensors, sequences and optionals).
+backends::RValue to_rvalue(const ir::TestValue& v);
+SampleFeeds to_feeds(ir::BoundSample& s);
+
 struct EvalHtmlInput {
-  const nlohmann::ordered_json& report;  // eval's JSON report: model, source, rules, samples, outputs, passed
+  const nlohmann::ordered_json& report;  // eval's JSON report: model, source, rules, samples, outputs, passed;
+                                         // or "checks": a check stage's figures (transforms/check)
   const PerLayerReport& per_layer;
   const ir::Model& model;                // the evaluated model
   const ir::Model& reference;
@@ -38,5 +46,17 @@ struct EvalHtmlInput {
 HtmlReportData eval_html_data(const EvalHtmlInput& in);
 /// eval_html_data written to `path` (atomically).
 void write_eval_html(const std::string& path, const EvalHtmlInput& in);
+
+struct ComparisonHtmlInput {
+  std::string title;                      // the page's heading, e.g. "mcc quantize"
+  std::string model, reference;           // model files: the compared one and its reference
+  std::vector<std::string> sample_dirs;   // input samples (ONNX test-data or NumPy layout)
+  int threads = 0;                        // CPU backend threads (0: the default)
+  nlohmann::ordered_json verdict;         // as EvalHtmlInput::report
+};
+/// Runs `model` then `reference` on every sample with the per-layer comparator attached, and
+/// writes the page of eval_html_data (the histograms run the reference once more per sample).
+/// UsageError when the models share no intermediate tensor.
+void write_comparison_html(const std::string& path, const ComparisonHtmlInput& in);
 
 }  // namespace mcc::cli

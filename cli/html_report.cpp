@@ -47,13 +47,26 @@ std::string verdict_section(const HtmlReportData& d) {
   s += std::string("<p><span class=\"verdict ") + (d.passed ? "pass\">PASS" : "fail\">FAIL") + "</span> " +
        std::to_string(d.samples) + " sample(s)</p>\n";
   s += "<p>Rules: <code id=\"rules\">" + html_escape(d.rules) + "</code></p>\n";
-  s += "<table id=\"outputs\"><tr><th>output</th><th>samples</th><th>failed</th><th>min cosine</th>"
-       "<th>min SNR (dB)</th><th>verdict</th><th>first failure</th></tr>\n";
-  for (const auto& o : d.outputs)
-    s += std::string("<tr") + (o.failed ? " class=\"failed\"" : "") + ">" + td(o.name) + td_num(o.samples) +
-         td_num(o.failed) + td_num(o.min_cosine, 6) + td_db(o.min_snr_db) + td(o.failed ? "FAIL" : "pass") +
-         td(o.first_failure) + "</tr>\n";
-  s += "</table>\n<h3>Reproduce</h3>\n<pre id=\"command\">" + html_escape(d.command) + "</pre>\n</section>\n";
+  if (!d.outputs.empty()) {
+    s += "<table id=\"outputs\"><tr><th>output</th><th>samples</th><th>failed</th><th>min cosine</th>"
+         "<th>min SNR (dB)</th><th>verdict</th><th>first failure</th></tr>\n";
+    for (const auto& o : d.outputs)
+      s += std::string("<tr") + (o.failed ? " class=\"failed\"" : "") + ">" + td(o.name) + td_num(o.samples) +
+           td_num(o.failed) + td_num(o.min_cosine, 6) + td_db(o.min_snr_db) + td(o.failed ? "FAIL" : "pass") +
+           td(o.first_failure) + "</tr>\n";
+    s += "</table>\n";
+  }
+  if (!d.checks.empty()) {
+    s += "<table id=\"checks\"><tr><th>output</th><th>metric</th><th>value</th><th>threshold</th><th>samples</th>"
+         "<th>verdict</th><th>note</th></tr>\n";
+    for (const auto& c : d.checks)
+      s += std::string("<tr") + (c.verdict == "fail" ? " class=\"failed\"" : "") + ">" + td(c.output) + td(c.metric) +
+           (c.value ? td_num(*c.value, 6) : td("-")) +
+           td(c.threshold ? (c.lower_is_better ? "<= " : ">= ") + fmt_g(*c.threshold, 6) : "-") + td_num(c.samples) +
+           td(c.verdict) + td(c.note) + "</tr>\n";
+    s += "</table>\n";
+  }
+  s += "<h3>Reproduce</h3>\n<pre id=\"command\">" + html_escape(d.command) + "</pre>\n</section>\n";
   return s;
 }
 

@@ -6,7 +6,7 @@
 // exclusion. Inline CSS and SVG only: no scripts, fonts, images or links to fetch, and a
 // Content-Security-Policy that forbids fetching anyway. Byte-identical for the same data (no
 // dates, fixed number formats). The data is plain values, so any command that compared two
-// models can fill it (see cli/eval_html.h for `mcc eval`).
+// models can fill it (see cli/eval_html.h for `mcc eval`, cli/quantize_html.h for `mcc quantize`).
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -24,6 +24,16 @@ struct HtmlOutputRow {
   int samples = 0, failed = 0;
   double min_cosine = 1, min_snr_db = std::numeric_limits<double>::infinity();
   std::string first_failure;
+};
+
+/// One figure of a check stage (mcc quantize's self-check, transforms/check): the verdict of a run
+/// that judged the model by its budget rather than by eval's rules.
+struct HtmlCheckRow {
+  std::string output, metric;               // metric "none": not measured (note says why)
+  std::optional<double> value, threshold;   // threshold absent: reported only
+  bool lower_is_better = false;             // top1_drop_points
+  int samples = 0;
+  std::string verdict, note;                // pass | fail | reported | not measured
 };
 
 /// The values a QuantizeLinear can represent: [(qmin - zero_point) * scale, (qmax - zero_point) * scale].
@@ -63,7 +73,8 @@ struct HtmlReportData {
   bool passed = false;
   std::string rules;                        // the verdict rules, described
   int samples = 0;
-  std::vector<HtmlOutputRow> outputs;
+  std::vector<HtmlOutputRow> outputs;       // eval's rows; the table is left out when empty
+  std::vector<HtmlCheckRow> checks;         // a check stage's figures; the table is left out when empty
   PerLayerReport per_layer;                 // ranked (rank_layers); LayerStat::order gives graph order
   size_t worst = 6;                         // highlighted: the layers with rank <= worst
   std::vector<HtmlHistogram> histograms;
