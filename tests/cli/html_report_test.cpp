@@ -30,11 +30,7 @@ using mcc::test::run_mcc;
 
 namespace {
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
-  return n;
-}
+size_t count(const std::string& s, const std::string& what) { return mcc::test::count_occurrences(s, what); }
 
 /// The MNIST golden model, quantized on its three digits, then evaluated against the original with
 /// --per-layer --json --html (the JSON gives the layer ranking the page must show).
@@ -85,25 +81,7 @@ std::string find_chromium() {
 /// Runs a program (under coreutils `timeout`), stdout and stderr captured.
 mcc::test::RunResult run_program(std::vector<std::string> args, const fs::path& io) {
   args.insert(args.begin(), {"timeout", "-k", "5", "120"});
-  const fs::path out = io / "stdout.txt", err = io / "stderr.txt";
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  mcc::test::RunResult r;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return r;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  r.out = mcc::test::slurp(out);
-  r.err = mcc::test::slurp(err);
-  return r;
+  return mcc::test::run_process(std::move(args), io, "");
 }
 
 /// An HTTP proxy on 127.0.0.1 that answers nothing: it records the first line of every request

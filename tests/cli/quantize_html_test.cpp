@@ -18,11 +18,7 @@ using mcc::test::run_mcc;
 
 namespace {
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
-  return n;
-}
+size_t count(const std::string& s, const std::string& what) { return mcc::test::count_occurrences(s, what); }
 
 /// The page from its per-layer section on: what depends only on the models and the samples.
 std::string comparison_part(const std::string& h) {
