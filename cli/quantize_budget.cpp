@@ -18,6 +18,7 @@
 #include <cstdlib>
 
 #include "ir/errors.h"
+#include "ir/labels.h"
 #include "ir/sample_data.h"
 #include "transforms/check/check.h"
 
@@ -68,6 +69,12 @@ BudgetPlan plan_budget(const BudgetOptions& b, const nlohmann::ordered_json& sta
   nlohmann::ordered_json check = nlohmann::ordered_json::object();
   if (!b.eval_dir.empty()) {
     if (b.holdout) throw UsageError("mcc quantize: --holdout holds back calibration samples; with --eval DIR it is not used");
+    try {
+      ir::list_sample_dirs(b.eval_dir);  // a missing or empty folder fails before any work
+    } catch (Error& e) {
+      e.add_context("--eval");
+      throw;
+    }
     check["data"] = b.eval_dir;
   } else {
     const std::string calib = stage.value("calib", "");
@@ -87,7 +94,15 @@ BudgetPlan plan_budget(const BudgetOptions& b, const nlohmann::ordered_json& sta
   }
   if (b.min_cosine) check["min_cosine"] = check["class_min_cosine"] = text(*b.min_cosine);
   if (b.min_top1) check["min_top1"] = text(*b.min_top1);
-  if (!b.labels.empty()) check["labels"] = b.labels;
+  if (!b.labels.empty()) {
+    try {
+      ir::read_labels(b.labels);  // an unreadable labels file fails before any work
+    } catch (Error& e) {
+      e.add_context("--labels");
+      throw;
+    }
+    check["labels"] = b.labels;
+  }
   if (b.max_top1_drop) check["max_top1_drop"] = text(*b.max_top1_drop);
   plan.check = check;
 
