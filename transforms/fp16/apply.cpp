@@ -14,10 +14,12 @@
 //     changed type gets a Cast that takes over the output's name (the producer's value is
 //     renamed), so graph input and output names never change. Subgraph inputs/outputs always
 //     keep their declared types.
+#include <limits>
 #include <set>
 #include <tuple>
 
 #include "ir/errors.h"
+#include "ir/float16.h"
 #include "transforms/fp16/plan.h"
 
 namespace mcc::transforms::fp16 {
@@ -95,7 +97,9 @@ struct Applier {
   ir::Value* low_constant(ir::Value* v) {
     if (auto it = low_const.find(v); it != low_const.end()) return it->second;
     const ir::Tensor& src = *constant_tensor(v, cfg.initializer_inputs_are_constants);
-    const bool saturate = cfg.out_of_range == OutOfRange::Saturate;
+    // The plan lets an overflowing constant reach a low consumer only when it is to be clamped
+    // (a mask fill, or any constant with out_of_range=saturate); a replayed plan likewise.
+    const bool saturate = cfg.out_of_range != OutOfRange::KeepFp32;
     RangeReport r;
     const std::string name = src.name, doc = src.doc_string;
     const bool was_external = src.external.has_value();
@@ -104,7 +108,14 @@ struct Applier {
     const bool in_place = const_wants[v] == 1 && v->initializer;
     ir::Tensor t = in_place ? to_low_consuming(std::move(*v->initializer), cfg.low, saturate, &r)
                             : to_low(src, cfg.low, saturate, &r);
-    if (saturate) st.values_saturated += r.overflow;
+    if (saturate && r.overflow > 0) {
+      st.values_saturated += r.overflow;
+      const double top = cfg.low == ir::DType::F16 ? static_cast<double>(std::numeric_limits<f16>::max())
+                                                   : static_cast<double>(std::numeric_limits<bf16>::max());
+      const int64_t neg = r.overflow_negative, pos = r.overflow - r.overflow_negative;
+      if (neg > 0) st.clamped.push_back({v->name, neg, r.overflow_min, -top});
+      if (pos > 0) st.clamped.push_back({v->name, pos, r.overflow_max, top});
+    }
     ir::Value* result = v;
     if (const_wants[v] == 1) {
       t.name = name;

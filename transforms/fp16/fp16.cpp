@@ -15,12 +15,29 @@
 //
 // Numerics: float16 has an 11-bit significand and a largest finite value of 65504; bfloat16 an
 // 8-bit significand with float32's range. A constant whose finite values would overflow the low
-// type is never clamped silently: by default the nodes that read it stay in float32
-// (reason out_of_range, reported with the count and largest magnitude); with
-// out_of_range=saturate they are converted and the values saturate to the largest finite value,
-// counted in stats and logged as a warning. Nonzero values that round to zero are counted
-// (values_flushed_to_zero). Activations that overflow at run time are not detectable here; keep
-// such ops in fp32 with fp32_ops= or exclude=.
+// type is never clamped silently. out_of_range= decides what happens to it:
+//   - clamp_masks (default): a mask fill (every overflowing value is one number of magnitude
+//     >= 1e6, e.g. -3.4e38 or -1e9 as an attention-mask fill; plan.h is_mask_fill) is clamped to
+//     the low type's largest finite value (-65504 / 65504 for fp16); any other overflowing
+//     constant keeps its consumers in float32. Why the default: such a fill stands for -inf ahead
+//     of a softmax (or max), and -65504 does the same job (exp underflows to 0 either way), while
+//     keeping it fp32 keeps every layer's attention scores fp32 behind two Casts. Caveat: in fp16,
+//     -65504 plus a score below -16 rounds to -inf, so a row masked entirely whose scores are all
+//     below -16 gives NaN after the softmax where float32 gave a uniform row; out_of_range=
+//     keep_fp32 avoids that.
+//   - keep_fp32: every node reading an overflowing constant stays in float32 (reason out_of_range).
+//   - saturate: every overflowing constant is clamped.
+// Every constant is reported in the record's out_of_range list (count, largest magnitude, action);
+// every clamp in the record's clamped list (tensor, count, from, to), in stats (values_saturated,
+// constants_clamped) and as a warning, on replay too. Nonzero values that round to zero are
+// counted (values_flushed_to_zero). Activations that overflow at run time are not detectable
+// here; keep such ops in fp32 with fp32_ops= or exclude=.
+//
+// Embedding tables: with convert_embeddings=true (default) a Gather/GatherElements/GatherND that
+// reads a float32 constant with run-time indices converts: the table is stored in the low type
+// (halving the largest tensor of most language models) and the gathered rows flow low, with a
+// Cast back to float32 where their consumer stays float32 (LayerNormalization). Accuracy: a
+// table entry rounds like any weight (relative 2^-11 in fp16).
 //
 // Does not apply when: the model has no float32 compute; nodes of ops without an ONNX schema in
 // the linked libonnx (opset > 17 additions, custom domains) stay float32 and are reported;
@@ -38,6 +55,8 @@
 #include "transforms/fp16/fp16.h"
 
 #include <spdlog/spdlog.h>
+
+#include <set>
 
 #include "ir/errors.h"
 #include "ir/op_schema.h"
@@ -85,7 +104,11 @@ Config make_config(const Options& o) {
     c.conditional.push_back(std::move(rule));
   }
   c.exclude = NodeFilter("fp16", "exclude", o.get_list("exclude"));
-  c.out_of_range = o.get_string("out_of_range") == "saturate" ? fp16::OutOfRange::Saturate : fp16::OutOfRange::KeepFp32;
+  const std::string oor = o.get_string("out_of_range");
+  c.out_of_range = oor == "saturate"    ? fp16::OutOfRange::Saturate
+                   : oor == "keep_fp32" ? fp16::OutOfRange::KeepFp32
+                                        : fp16::OutOfRange::ClampMasks;
+  c.convert_embeddings = o.get_bool("convert_embeddings");
   c.unlisted = o.get_string("unlisted") == "widest" ? fp16::Unlisted::Widest : fp16::Unlisted::Fp32;
   return c;
 }
@@ -141,9 +164,13 @@ class Fp16Pass : public Pass {
             {"conditional_fp32", OptionType::StringList, "",
              "More conditional float32 rules, Op:attribute:value1|value2", {}},
             {"exclude", OptionType::StringList, "", "Nodes kept in float32: names, output names, op types or regexes", {}},
-            {"out_of_range", OptionType::String, "keep_fp32",
-             "Constants that overflow the low type: keep their consumers in float32, or saturate",
-             {"keep_fp32", "saturate"}},
+            {"out_of_range", OptionType::String, "clamp_masks",
+             "Constants that overflow the low type: clamp mask fills (one value, |x| >= 1e6) and keep the "
+             "others' consumers in float32; keep all in float32; or clamp all",
+             {"clamp_masks", "keep_fp32", "saturate"}, "keep_fp32"},
+            {"convert_embeddings", OptionType::Bool, "true",
+             "Gathers from a float32 constant table with run-time indices (embeddings) run in the low type",
+             {}, "false"},
             {"unlisted", OptionType::String, "fp32", "Ops in no list: keep in float32, or treat as widest",
              {"fp32", "widest"}},
         },
@@ -195,10 +222,18 @@ class Fp16Pass : public Pass {
       e["max_abs"] = r.max_abs;
       if (!r.action.empty()) e["action"] = r.action;
       ranges.push_back(std::move(e));
-      if (r.overflow > 0)
-        spdlog::warn("fp16: constant '{}' has {} values beyond the {} range (max |x| = {}); {}", r.value, r.overflow,
-                     low_name(cfg.low), r.max_abs,
-                     r.action == "saturated" ? "saturated (out_of_range=saturate)" : "its consumers stay float32");
+      if (r.overflow > 0 && r.action != "saturated" && r.action != "clamped")
+        spdlog::warn("fp16: constant '{}' has {} values beyond the {} range (max |x| = {}); its consumers stay float32",
+                     r.value, r.overflow, low_name(cfg.low), r.max_abs);
+    }
+    // Clamps are counted by the rewrite itself, so a replay (no range checks) reports them too.
+    nlohmann::ordered_json clamped = nlohmann::ordered_json::array();
+    std::set<std::string> clamped_tensors;
+    for (const auto& c : st.clamped) {
+      clamped.push_back({{"tensor", c.tensor}, {"count", c.count}, {"from", c.from}, {"to", c.to}});
+      clamped_tensors.insert(c.tensor);
+      spdlog::warn("fp16: constant '{}': {} values clamped from {} to {} ({} range; out_of_range={})", c.tensor,
+                   c.count, c.from, c.to, low_name(cfg.low), ctx.options.get_string("out_of_range"));
     }
     for (const auto& [op, n] : plan.unsupported_ops)
       spdlog::info("fp16: {} node(s) of op {} have no ONNX schema here and stay float32", n, op);
@@ -210,6 +245,7 @@ class Fp16Pass : public Pass {
     res.stats["initializers_copied"] = st.initializers_copied;
     res.stats["values_out_of_range"] = overflow;
     res.stats["values_saturated"] = st.values_saturated;
+    res.stats["constants_clamped"] = static_cast<int64_t>(clamped_tensors.size());
     res.stats["values_flushed_to_zero"] = underflow;
     res.stats["io_retyped"] = st.io_retyped;
     int64_t unsupported = 0;
@@ -220,6 +256,7 @@ class Fp16Pass : public Pass {
     res.record["dtype"] = low_name(cfg.low);
     res.record["nodes"] = std::move(nodes);
     res.record["out_of_range"] = std::move(ranges);
+    res.record["clamped"] = std::move(clamped);
     nlohmann::ordered_json unsup = nlohmann::ordered_json::object();
     for (const auto& [op, n] : plan.unsupported_ops) unsup[op] = n;
     res.record["unsupported_ops"] = std::move(unsup);

@@ -5,9 +5,13 @@
 //   replay record > excluded (exclude=) > control flow (If/Loop/Scan: bodies decided on their
 //   own) > fp32_ops option > fp16_ops option > conditional rules > default fp32 list > default
 //   fp16 list > widest list (low iff every dynamic float input is low) > unlisted (fp32, or widest
-//   with unlisted=widest). A node decided low whose constant float inputs overflow the low type
-//   is kept in fp32 (out_of_range=keep_fp32, the default) or converted with those constants
-//   saturated (out_of_range=saturate).
+//   with unlisted=widest). With convert_embeddings (the default), a Gather/GatherElements/
+//   GatherND whose data is a float32 constant read with run-time indices (an embedding table)
+//   is decided low ahead of the widest rule (reason "embedding"): the table is stored in the low
+//   type and the rows flow low to their consumers (a Cast back where a consumer stays fp32).
+//   A node decided low whose constant float inputs overflow the low type is converted with those
+//   constants clamped when they are mask fills (is_mask_fill; out_of_range=clamp_masks, the
+//   default) or always (out_of_range=saturate), and otherwise kept in fp32 (reason out_of_range).
 // Element types of values before the stage are declared, or inferred by ir/shape_inference, or
 // (for ops it has no rule for) from the schemas.
 // Which slots are float data comes from the op schemas (ir/op_schema.h): a type-constraint
@@ -62,6 +66,31 @@ struct Planner {
     return plan.ranges.back();
   }
 
+  /// A gather from a float32 constant table (input 0) with run-time indices (input 1).
+  bool embedding_lookup(const ir::Node& n, const ir::OpTypeInfo& t) const {
+    if (n.op_type != "Gather" && n.op_type != "GatherElements" && n.op_type != "GatherND") return false;
+    if (n.inputs.size() < 2 || !n.inputs[0] || !n.inputs[1] || !t.input(0)) return false;
+    const ir::Tensor* table = constant_tensor(n.inputs[0], cfg.initializer_inputs_are_constants);
+    return table && table->dtype() == ir::DType::F32 &&
+           !constant_tensor(n.inputs[1], cfg.initializer_inputs_are_constants) &&
+           group_convertible(n, t, t.input(0)->type_param, plan, cfg.low);
+  }
+
+  /// Sets the action for an overflowing constant read by a node going low; true when the node
+  /// must stay in float32 instead.
+  bool overflow_keeps_fp32(RangeReport& r) const {
+    if (cfg.out_of_range == OutOfRange::Saturate) {
+      r.action = "saturated";
+      return false;
+    }
+    if (cfg.out_of_range == OutOfRange::ClampMasks && is_mask_fill(r)) {
+      r.action = "clamped";
+      return false;
+    }
+    r.action = "kept_fp32";
+    return true;
+  }
+
   bool excluded(const ir::Node& n, std::string& which) {
     const FilterItem* hit = cfg.exclude.match(n, node_label(n));
     if (hit) which = hit->text;
@@ -84,6 +113,7 @@ struct Planner {
       }
     if (onnx && fp16::fp32_ops().count(n.op_type)) return {false, R{"fp32_op", ""}};
     if (onnx && fp16::fp16_ops().count(n.op_type)) return {true, R{"fp16_op", ""}};
+    if (onnx && cfg.convert_embeddings && embedding_lookup(n, t)) return {true, R{"embedding", ""}};
     const bool widest = onnx && (fp16::widest_ops().count(n.op_type) || cfg.user_widest_ops.count(n.op_type));
     if (widest || cfg.unlisted == Unlisted::Widest) {
       bool any_dynamic = false, all_low = true;
@@ -157,14 +187,12 @@ struct Planner {
           const RangeReport& r = range_of(v, *c);
           if (r.overflow == 0) continue;
           auto& rr = plan.ranges[range_index.at(v)];
-          if (cfg.out_of_range == OutOfRange::KeepFp32) {
-            rr.action = "kept_fp32";
+          if (overflow_keeps_fp32(rr)) {
             d.low = false;
             d.reason = "out_of_range";
             d.detail = v->name;
             break;
           }
-          rr.action = "saturated";
         }
       }
     }
@@ -212,8 +240,7 @@ struct Planner {
         range_of(v, *c);
         RangeReport& r = plan.ranges[range_index.at(v)];
         if (r.overflow == 0) continue;
-        r.action = cfg.out_of_range == OutOfRange::KeepFp32 ? "kept_fp32" : "saturated";
-        if (cfg.out_of_range == OutOfRange::KeepFp32) in_range = false;
+        if (overflow_keeps_fp32(r)) in_range = false;
       }
       if (!in_range) continue;
       d.low = true;
@@ -325,7 +352,13 @@ void convert_range(const float* src, L* dst, int64_t begin, int64_t end, bool sa
     L y = static_cast<L>(x);
     const float back = static_cast<float>(y);
     if (std::isfinite(x) && !std::isfinite(back)) {
-      if (r) ++r->overflow;
+      if (r) {
+        if (r->overflow > 0 && x != (x < 0 ? r->overflow_min : r->overflow_max)) r->one_overflow_value = false;
+        if (x < 0) ++r->overflow_negative;
+        if (x < 0) r->overflow_min = std::min(r->overflow_min, static_cast<double>(x));
+        else r->overflow_max = std::max(r->overflow_max, static_cast<double>(x));
+        ++r->overflow;
+      }
       if (saturate) y = static_cast<L>(x > 0 ? maxv : -maxv);
     } else if (x != 0.0f && back == 0.0f) {
       if (r) ++r->underflow;

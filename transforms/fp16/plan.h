@@ -1,6 +1,7 @@
 // Internal interface of the fp16 stage (fp16/fp16.cpp): the plan (which nodes run in the low
 // type and why, decided by fp16/plan.cpp) and its application (fp16/apply.cpp).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -16,7 +17,9 @@
 
 namespace mcc::transforms::fp16 {
 
-enum class OutOfRange { KeepFp32, Saturate };
+/// Constants that overflow the low type: keep their consumers in float32; clamp them when they
+/// are mask fills (is_mask_fill) and keep the others in float32; or clamp every one.
+enum class OutOfRange { KeepFp32, ClampMasks, Saturate };
 enum class Unlisted { Fp32, Widest };
 
 /// Resolved options of the stage.
@@ -26,7 +29,10 @@ struct Config {
   fp16::OpSet user_fp16_ops, user_fp32_ops, user_widest_ops;  // from options; win over defaults
   std::vector<fp16::ConditionalRule> conditional;
   NodeFilter exclude;  // exclude=; records the name of each node it keeps in fp32
-  OutOfRange out_of_range = OutOfRange::KeepFp32;
+  OutOfRange out_of_range = OutOfRange::ClampMasks;
+  /// A Gather/GatherElements/GatherND reading a float32 constant with run-time indices (an
+  /// embedding table) runs in the low type, the table converted offline (reason "embedding").
+  bool convert_embeddings = true;
   Unlisted unlisted = Unlisted::Fp32;
   /// IR < 4 lists every initializer among the graph inputs; they are weights, not inputs.
   bool initializer_inputs_are_constants = false;
@@ -38,7 +44,27 @@ struct RangeReport {
   int64_t overflow = 0;   // finite values beyond the low type's largest finite value
   int64_t underflow = 0;  // nonzero values that become zero
   double max_abs = 0;
-  std::string action;     // "kept_fp32" | "saturated" | "" (underflow only)
+  int64_t overflow_negative = 0;              // of `overflow`, the values below -max
+  double overflow_min = 0, overflow_max = 0;  // most negative / most positive overflowing value
+  bool one_overflow_value = true;             // every overflowing value is the same number
+  std::string action;     // "kept_fp32" | "clamped" (a mask fill) | "saturated" | "" (underflow only)
+};
+
+/// Smallest magnitude of a mask fill: far beyond any trained weight (fp16's largest is 65504), the
+/// magnitude of the "minus infinity" fills that exporters write (-1e9, -1e30, float32's lowest).
+constexpr double kMaskFillMin = 1e6;
+/// True when every overflowing value of the constant is one number of magnitude >= kMaskFillMin:
+/// a fill that stands for -inf (or +inf) ahead of a softmax or a max, where the low type's largest
+/// finite value does the same job.
+inline bool is_mask_fill(const RangeReport& r) {
+  return r.overflow > 0 && r.one_overflow_value && std::max(-r.overflow_min, r.overflow_max) >= kMaskFillMin;
+}
+
+/// One clamped constant and sign: `count` values from `from` (the most extreme) to `to`.
+struct Clamped {
+  std::string tensor;
+  int64_t count = 0;
+  double from = 0, to = 0;
 };
 
 /// The decision for one node that has float32 data the low type could replace.
@@ -100,12 +126,13 @@ Plan make_plan(ir::Model& m, Config& cfg, const Replay* replay);
 struct ApplyStats {
   int64_t casts = 0, initializers_converted = 0, initializers_copied = 0, values_saturated = 0;
   int64_t io_retyped = 0;
+  std::vector<Clamped> clamped;  // in conversion order
 };
 /// Rewrites the model according to the plan. Returns what it did.
 ApplyStats apply_plan(ir::Model& m, const Plan& plan, const Config& cfg);
 
-/// Converts a float32 tensor to the low type; counts overflow/underflow into `r`; saturates to
-/// the largest finite value when `saturate`, otherwise overflowing values become +-inf.
+/// Converts a float32 tensor to the low type; counts overflow/underflow into `r`; saturates
+/// (clamps) to the largest finite value when `saturate`, otherwise overflowing values become +-inf.
 ir::Tensor to_low(const ir::Tensor& t, ir::DType low, bool saturate, RangeReport* r);
 /// The same, consuming `t` chunk by chunk so its memory is released as the conversion proceeds
 /// (ir/tensor_streaming.h): peak memory of about the output instead of input plus output.
