@@ -26,6 +26,35 @@ std::vector<double> as_f64(const ir::Tensor& t) {
 
 }  // namespace
 
+namespace {
+
+/// Cosine of each row along the last axis into m.rows / row_cosine_*; returns whether every
+/// reference row has unit L2 norm (an embedding, not class scores). Rows with non-finite values
+/// are left out.
+bool add_row_cosines(const std::vector<double>& g, const std::vector<double>& w, const std::vector<int64_t>& d,
+                     TensorMetrics& m) {
+  if (d.empty() || d.back() <= 1 || w.empty()) return false;
+  const size_t c = static_cast<size_t>(d.back()), rows = w.size() / c;
+  bool unit = true;
+  for (size_t r = 0; r < rows; ++r) {
+    double dot = 0, ng = 0, nw = 0;
+    bool finite = true;
+    for (size_t j = r * c; j < (r + 1) * c; ++j) {
+      finite = finite && std::isfinite(g[j]) && std::isfinite(w[j]);
+      dot += g[j] * w[j], ng += g[j] * g[j], nw += w[j] * w[j];
+    }
+    if (!finite) continue;
+    unit = unit && std::abs(std::sqrt(nw) - 1.0) <= 1e-3;
+    const double cos = ng == 0 && nw == 0 ? 1.0 : (ng == 0 || nw == 0 ? 0.0 : dot / (std::sqrt(ng) * std::sqrt(nw)));
+    ++m.rows;
+    m.row_cosine_sum += cos;
+    m.row_cosine_min = std::min(m.row_cosine_min, cos);
+  }
+  return unit && m.rows > 0;
+}
+
+}  // namespace
+
 TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tolerance tol) {
   TensorMetrics m;
   m.numel = want.numel();
@@ -90,9 +119,10 @@ TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tol
   else m.cosine = dot / (std::sqrt(ng) * std::sqrt(nw));
   m.snr_db = noise == 0 ? std::numeric_limits<double>::infinity()
                         : (sig == 0 ? -std::numeric_limits<double>::infinity() : 10.0 * std::log10(sig / noise));
-  // Top-1 agreement for class scores: float [C] or [N, C] with C > 1.
   const auto& d = want.dims();
-  if (ir::info(want.dtype()).is_float && (d.size() == 1 || d.size() == 2) && d.back() > 1) {
+  const bool unit_rows = add_row_cosines(g, w, d, m);
+  // Top-1 agreement for class scores: float [C] or [N, C] with C > 1 (not unit-norm embeddings).
+  if (ir::info(want.dtype()).is_float && (d.size() == 1 || d.size() == 2) && d.back() > 1 && !unit_rows) {
     const int64_t c = d.back(), rows = m.numel / c;
     bool all = true;
     for (int64_t r = 0; r < rows && all; ++r) {
@@ -166,6 +196,9 @@ void accumulate_metrics(TensorMetrics& total, const TensorMetrics& e) {
   total.atol_used = std::max(total.atol_used, e.atol_used);
   total.cosine = std::min(total.cosine, e.cosine);
   total.snr_db = std::min(total.snr_db, e.snr_db);
+  total.rows += e.rows;
+  total.row_cosine_sum += e.row_cosine_sum;
+  total.row_cosine_min = std::min(total.row_cosine_min, e.row_cosine_min);
 }
 
 }  // namespace mcc::backends

@@ -32,7 +32,14 @@ struct TensorMetrics {
   int64_t not_close = 0;       // elements failing allclose
   double atol_used = 0;        // the absolute tolerance allclose applied (scaled or not; largest over elements)
   int64_t nan_inf_mismatch = 0;  // NaN/Inf positions or signs that differ
-  std::optional<bool> top1_agree;  // for [N, C] / [C] float scores: argmax along the last axis equal for every row
+  /// For [N, C] / [C] float class scores: argmax along the last axis equal for every row. Not set
+  /// for embeddings: reference rows that all have unit L2 norm (within 1e-3) are vectors, not scores.
+  std::optional<bool> top1_agree;
+  /// Rows along the last axis (float tensors of rank >= 1 whose last dimension is > 1): how many,
+  /// and the sum and minimum of their cosines (a row of zeros against zeros counts as 1).
+  int64_t rows = 0;
+  double row_cosine_sum = 0, row_cosine_min = 1;
+  double row_cosine_mean() const { return rows ? row_cosine_sum / static_cast<double>(rows) : 1.0; }
   bool allclose() const { return comparable && not_close == 0 && nan_inf_mismatch == 0; }
 };
 

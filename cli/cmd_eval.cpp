@@ -42,7 +42,7 @@ struct EvalOptions {
   int64_t random_seed = -1;
   int random_count = 1;
   size_t max_samples = 0;
-  std::vector<std::string> dims, shapes, atol, rtol;
+  std::vector<std::string> dims, shapes, atol, rtol, metrics;
   double min_cosine = -1, min_snr = std::numeric_limits<double>::quiet_NaN();
   bool json = false, per_layer = false;
   size_t per_layer_top = 20, per_layer_exclude = 3;
@@ -58,6 +58,8 @@ struct OutputAggregate {
   int samples = 0, failed = 0, top1_total = 0, top1_agree = 0;
   double max_abs = 0, max_rel = 0, mean_abs_sum = 0, min_cosine = 1, atol_used = 0;
   double min_snr = std::numeric_limits<double>::infinity();
+  int64_t rows = 0;                              // rows along the last axis, over all samples
+  double row_cosine_sum = 0, row_cosine_min = 1;
   std::string first_failure;
 };
 
@@ -96,6 +98,9 @@ int run_eval(const EvalOptions& o) {
   VerdictRules rules = default_rules(profile);
   for (const auto& a : o.atol) apply_tolerance_flag(rules, "--atol", a);
   for (const auto& r : o.rtol) apply_tolerance_flag(rules, "--rtol", r);
+  for (const auto& m : o.metrics) apply_metric_flag(rules, m);
+  for (const auto& out : rules.row_cosine_outputs)
+    if (!g.find_value(out)) throw UsageError("--metric '" + out + ":row-cosine': the model has no output '" + out + "'");
   if (o.min_cosine >= 0) rules.min_cosine = o.min_cosine;
   if (!std::isnan(o.min_snr)) rules.min_snr_db = o.min_snr;
   for (const auto& [out, v] : rules.atol_by_output) {
@@ -183,6 +188,9 @@ int run_eval(const EvalOptions& o) {
       a.min_snr = std::min(a.min_snr, m.snr_db);
       a.atol_used = std::max(a.atol_used, m.atol_used);
       if (m.top1_agree) { ++a.top1_total; a.top1_agree += *m.top1_agree ? 1 : 0; }
+      a.rows += m.rows;
+      a.row_cosine_sum += m.row_cosine_sum;
+      a.row_cosine_min = std::min(a.row_cosine_min, m.row_cosine_min);
       nlohmann::ordered_json oj{{"name", a.name}};
       if (j.kind != "tensor") oj["kind"] = j.kind;
       oj.update(nlohmann::ordered_json{{"max_abs", json_num(m.max_abs)}, {"max_rel", json_num(m.max_rel)},
@@ -206,6 +214,9 @@ int run_eval(const EvalOptions& o) {
                               {"min_snr_db", json_num(a.min_snr)}});
     if (a.atol_used > 0) oj["atol"] = a.atol_used;  // the largest absolute tolerance allclose applied
     if (a.top1_total) oj["top1_agreement"] = static_cast<double>(a.top1_agree) / a.top1_total;
+    if (rules.row_cosine(a.name) && a.rows > 0)
+      oj.update(nlohmann::ordered_json{{"rows", a.rows}, {"row_cosine_mean", a.row_cosine_sum / static_cast<double>(a.rows)},
+                                       {"row_cosine_min", a.row_cosine_min}});
     if (!a.first_failure.empty()) oj["first_failure"] = a.first_failure;
     outputs_json.push_back(std::move(oj));
   }
@@ -256,6 +267,10 @@ int run_eval(const EvalOptions& o) {
         print_out("%-28s %10.3g %10.3g %10.3g %10.6f %9.2f %6s  %s\n", a.name.c_str(), a.max_abs, a.max_rel,
                     a.mean_abs_sum / a.samples, a.min_cosine, a.min_snr, top1.c_str(), a.failed ? "FAIL" : "pass");
       }
+      for (const auto& a : agg)
+        if (rules.row_cosine(a.name) && a.rows > 0)
+          print_out("%-28s row cosine over %lld rows: mean %.6f, min %.6f\n", a.name.c_str(), static_cast<long long>(a.rows),
+                    a.row_cosine_sum / static_cast<double>(a.rows), a.row_cosine_min);
       if (rules.atol_scaled) {
         std::string used;
         for (const auto& a : agg) {
@@ -298,6 +313,9 @@ void add_eval_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("--rtol", o->rtol, "Relative tolerance, global or per output (out:1e-3); enables allclose");
   sub->add_option("--min-cosine", o->min_cosine, "Minimum cosine similarity per output");
   sub->add_option("--min-snr", o->min_snr, "Minimum SNR in dB per output");
+  sub->add_option("--metric", o->metrics,
+                  "row-cosine: judge cosine as the mean over rows along the last axis (embeddings: one per row); "
+                  "global or per output (out:row-cosine)");
   sub->add_option("--save-outputs", o->save_outputs, "Write each sample's outputs to DIR/<sample>/output_K.npy");
   sub->add_option("--labels", o->labels,
                   "Class labels, one per sample in sorted sample order (.npy of integers, or text: one per line); "

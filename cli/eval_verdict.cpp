@@ -110,12 +110,24 @@ void apply_tolerance_flag(VerdictRules& r, const std::string& flag, const std::s
   }
 }
 
+void apply_metric_flag(VerdictRules& r, const std::string& value) {
+  std::string out, name = value;
+  if (auto c = value.rfind(':'); c != std::string::npos) { out = value.substr(0, c); name = value.substr(c + 1); }
+  if (name != "row-cosine")
+    throw UsageError("--metric '" + value + "': unknown metric; metrics: row-cosine (mean cosine of the rows along the "
+                     "last axis, e.g. one embedding per row), optionally per output as out:row-cosine");
+  if (out.empty()) r.row_cosine_all = true;
+  else r.row_cosine_outputs.insert(out);
+}
+
 std::string describe_rules(const VerdictRules& r) {
   std::string s = r.profile + ":";
   if (r.atol || r.rtol)
     s += " allclose(atol=" + fmt(r.atol.value_or(0)) + (r.atol_scaled ? "*max(1,max|ref|)" : "") +
          ", rtol=" + fmt(r.rtol.value_or(0)) + "),";
   s += " cosine >= " + fmt(r.min_cosine);
+  if (r.row_cosine_all) s += " (mean over rows)";
+  for (const auto& o : r.row_cosine_outputs) s += ", row cosine[" + o + "]";
   if (r.min_snr_db > -1e299) s += ", snr >= " + fmt(r.min_snr_db) + " dB";
   for (const auto& [o, v] : r.atol_by_output) s += ", atol[" + o + "]=" + fmt(v);
   for (const auto& [o, v] : r.rtol_by_output) s += ", rtol[" + o + "]=" + fmt(v);
@@ -145,7 +157,13 @@ bool output_passes(const VerdictRules& r, const std::string& output, ir::DType d
   if (check_close && m.not_close)
     return fail(std::to_string(m.not_close) + " of " + std::to_string(m.numel) + " elements outside allclose (max abs err " +
                 fmt(m.max_abs) + ", atol " + fmt(m.atol_used) + ")");
-  if (m.cosine < r.min_cosine) return fail("cosine " + fmt(m.cosine) + " < " + fmt(r.min_cosine));
+  if (r.row_cosine(output) && m.rows > 0) {
+    if (m.row_cosine_mean() < r.min_cosine)
+      return fail("mean row cosine " + fmt(m.row_cosine_mean()) + " < " + fmt(r.min_cosine) + " over " +
+                  std::to_string(m.rows) + " rows");
+  } else if (m.cosine < r.min_cosine) {
+    return fail("cosine " + fmt(m.cosine) + " < " + fmt(r.min_cosine));
+  }
   if (m.snr_db < r.min_snr_db) return fail("SNR " + fmt(m.snr_db) + " dB < " + fmt(r.min_snr_db) + " dB");
   return true;
 }

@@ -17,6 +17,7 @@
 #pragma once
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "backends/compare.h"
@@ -35,6 +36,11 @@ struct VerdictRules {
   bool atol_scaled = false;                  // atol is relative to max(1, max |reference|) of each output
   double min_cosine = 0, min_snr_db = -1e300;
   std::map<std::string, double> atol_by_output, rtol_by_output;  // --atol out:1e-3
+  /// --metric row-cosine[ / out:row-cosine]: the cosine rule applies to the mean cosine of the rows
+  /// along the last axis (one embedding per row), not to the whole tensor.
+  bool row_cosine_all = false;
+  std::set<std::string> row_cosine_outputs;
+  bool row_cosine(const std::string& output) const { return row_cosine_all || row_cosine_outputs.count(output) > 0; }
 };
 
 /// Defaults for a profile: fp32 allclose(atol 1e-4 * max(1, max|ref|), rtol 1e-3) and cosine >= 0.9999;
@@ -44,6 +50,8 @@ VerdictRules default_rules(const std::string& profile);
 /// Applies "--atol 1e-3" / "--atol out:1e-3" style flags (a given atol is absolute); throws
 /// UsageError on bad values.
 void apply_tolerance_flag(VerdictRules& r, const std::string& flag, const std::string& value);
+/// Applies "--metric row-cosine" / "--metric out:row-cosine"; throws UsageError naming the metrics.
+void apply_metric_flag(VerdictRules& r, const std::string& value);
 /// One-line description of the rules
 /// ("fp32: allclose(atol=0.0001*max(1,max|ref|), rtol=0.001), cosine >= 0.9999; integer outputs exact").
 std::string describe_rules(const VerdictRules& r);
