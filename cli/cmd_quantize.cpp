@@ -177,7 +177,9 @@ int run_quantize(const QuantizeOptions& q) {
       throw UsageError("mcc quantize: --state replays the recorded options; drop the other quantization flags");
     c.state_path = q.state_path;
   } else {
-    if (q.stage.value("calib", "").empty())
+    // Static quantization calibrates; a mode that quantizes activations at run time does not.
+    const bool calibrates = q.stage.value("mode", "static") == "static";
+    if (calibrates && q.stage.value("calib", "").empty())
       throw UsageError("mcc quantize: --calib DIR is required (or --state STATE to replay a saved run)");
     // Syntax errors surface before the model is read (matching needs the model: checked in the stage).
     transforms::quantize::parse_rules(q.list("rules"));

@@ -76,6 +76,13 @@ BudgetPlan plan_budget(const BudgetOptions& b, const nlohmann::ordered_json& sta
       throw;
     }
     check["data"] = b.eval_dir;
+  } else if (stage.value("calib", "").empty()) {
+    // No calibration data (a run-time quantized mode) and no --eval: nothing to judge on.
+    spdlog::warn("quantize: the self-check does not run: no --calib or --eval DIR to judge on");
+    if (b.min_cosine || b.min_top1 || b.max_top1_drop || !b.labels.empty())
+      throw UsageError("mcc quantize: a budget needs samples to judge on: give --eval DIR");
+    plan.attempts.push_back(base);
+    return plan;
   } else {
     const std::string calib = stage.value("calib", "");
     const size_t n = ir::list_sample_dirs(calib).size();
@@ -107,7 +114,8 @@ BudgetPlan plan_budget(const BudgetOptions& b, const nlohmann::ordered_json& sta
   plan.check = check;
 
   plan.attempts.push_back(base);
-  if (b.no_escalate) return plan;
+  // The ladder changes calibration settings: only static quantization has them.
+  if (b.no_escalate || stage.value("mode", "static") != "static") return plan;
   nlohmann::ordered_json step = base;
   if (!stage.contains("method")) {
     for (const char* method : {"mse", "percentile", "auto"}) {
