@@ -53,6 +53,7 @@ TEST_CASE("quantize: a default run judges itself on held-back samples and replay
   CHECK(contains(r.out, "replayed the recorded verdict"));
   const json replayed = json::parse(mcc::test::slurp(tmp.path / "again.mcc.json"));
   CHECK(replayed["checks"] == state["checks"]);
+  CHECK(replayed["stages"] == state["stages"]);  // the check stage's record and stats as recorded
 }
 
 TEST_CASE("quantize: an unreachable budget exits 1, writes no model and reports every configuration tried") {

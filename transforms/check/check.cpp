@@ -146,8 +146,11 @@ class CheckPass : public Pass {
   PassResult run(ir::Model& model, PassContext& ctx) override {
     PassResult res;
     if (ctx.replay && !ctx.replay->empty()) {
+      // The recorded verdict, and the stats the recording run reported (a replay's state matches).
       res.record = *ctx.replay;
-      res.stats["replayed_verdict"] = ctx.replay->value("verdict", "");
+      const auto& data = res.record.value("data", json::object());
+      res.stats["samples"] = data.is_object() ? data.value("samples", int64_t{0}) : int64_t{0};
+      res.stats["verdict"] = res.record.value("verdict", "");
       return res;
     }
     const Options& o = ctx.options;
