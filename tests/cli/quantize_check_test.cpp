@@ -173,3 +173,24 @@ TEST_CASE("quantize: budget flags that contradict themselves or the data are ref
     CHECK_FALSE(fs::exists(out));
   }
 }
+
+TEST_CASE("quantize: a state whose check record was edited is refused (exit 3)") {
+  mcc::test::TempDir tmp("mcc-quantize-check-state");
+  const std::string out = (tmp.path / "q.onnx").string();
+  REQUIRE(run_mcc({"quantize", mnist_model(), "-o", out, "--calib", golden("mnist/calib")}).code == 0);
+  const json state = json::parse(mcc::test::slurp(tmp.path / "q.mcc.json"));
+  for (int k = 0; k < 3; ++k) {
+    json edited = state;
+    json& rec = edited["stages"][2]["record"];
+    if (k == 0) rec["checks"] = "all fine";
+    if (k == 1) rec["checks"][0]["value"] = "high";
+    if (k == 2) rec.erase("verdict");
+    const auto path = tmp.path / ("edited" + std::to_string(k) + ".mcc.json");
+    mcc::test::spit(path, edited.dump(2));
+    const auto r = run_mcc({"quantize", mnist_model(), "-o", (tmp.path / "r.onnx").string(), "--state", path.string(), "-q"});
+    INFO(k << ": " << r.err);
+    CHECK(r.code == 3);
+    CHECK(mcc::test::one_error_line(r.err));
+    CHECK_FALSE(fs::exists(tmp.path / "r.onnx"));
+  }
+}

@@ -121,6 +121,21 @@ std::string failures(const json& checks) {
   return s;
 }
 
+/// A state's check record must have the shape this stage writes; ModelError (exit 3) otherwise.
+void check_record_shape(const json& rec) {
+  const auto bad = [](const std::string& what) { return ModelError("check: the state's record is invalid: " + what); };
+  if (!rec.is_object() || !rec.contains("verdict") || !rec["verdict"].is_string()) throw bad("no verdict");
+  if (!rec.contains("data") || !rec["data"].is_object()) throw bad("no data object");
+  if (!rec.contains("checks") || !rec["checks"].is_array()) throw bad("no checks list");
+  for (const auto& c : rec["checks"]) {
+    if (!c.is_object() || !c.contains("output") || !c["output"].is_string() || !c.contains("metric") ||
+        !c["metric"].is_string() || !c.contains("verdict") || !c["verdict"].is_string())
+      throw bad("a check without output, metric and verdict");
+    for (const char* k : {"value", "threshold", "samples", "worst_sample_cosine", "top1", "reference_top1"})
+      if (c.contains(k) && !c[k].is_number() && !c[k].is_null()) throw bad(std::string("'") + k + "' is not a number");
+  }
+}
+
 class CheckPass : public Pass {
  public:
   const PassInfo& info() const override {
@@ -147,6 +162,7 @@ class CheckPass : public Pass {
     PassResult res;
     if (ctx.replay && !ctx.replay->empty()) {
       // The recorded verdict, and the stats the recording run reported (a replay's state matches).
+      check_record_shape(*ctx.replay);
       res.record = *ctx.replay;
       const auto& data = res.record.value("data", json::object());
       res.stats["samples"] = data.is_object() ? data.value("samples", int64_t{0}) : int64_t{0};
