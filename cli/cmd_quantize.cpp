@@ -50,6 +50,7 @@ struct StageFlag {
 };
 
 constexpr StageFlag kStageFlags[] = {
+    {.flag = "--mode", .key = "mode", .help = "static (calibrated QDQ) or dynamic (MatMul/Gemm; activations quantized at run time, no --calib)"},
     {.flag = "--calib", .key = "calib", .help = "Calibration data folder (ONNX test-data or NumPy sample folders)"},
     {.flag = "--samples", .key = "samples", .help = "Use at most N calibration samples; 0: all"},
     {.flag = "--method", .key = "method",

@@ -10,8 +10,9 @@
 //   parameters      <name>_scale (float32), <name>_zero_point (the quantized dtype).
 //   nodes           <name>_QuantizeLinear, <name>_DequantizeLinear.
 // Every new name goes through Graph::unique_name (suffix _1, _2 on a clash).
-// Does not apply to point forms the plan can express but nothing writes yet (block-wise, 4-bit,
-// dynamic activations): apply_plan refuses them with UnsupportedError before changing the model.
+// Dynamic activations and the weights of the nodes that read them: quantize/apply_dynamic.h.
+// Does not apply to point forms the plan can express but nothing writes yet (block-wise, 4-bit):
+// apply_plan refuses them with UnsupportedError before changing the model.
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -19,6 +20,8 @@
 
 #include "ir/errors.h"
 #include "ir/tensor_streaming.h"
+#include "transforms/quantize/apply_dynamic.h"
+#include "transforms/quantize/apply_util.h"
 #include "transforms/quantize/plan.h"
 
 namespace mcc::transforms::quantize {
@@ -56,12 +59,13 @@ std::pair<int64_t, int64_t> code_range(ir::DType dt) {
 
 /// What makes a point a form apply_plan cannot write yet ("" when it can write it).
 std::string unwritable_form(const QPoint& p) {
-  if (p.dynamic) return "a dynamic activation (quantized at run time)";
   if (p.block_size > 0)
     return "block-wise (block_size " + std::to_string(p.block_size) + " along axis " + std::to_string(p.axis) + ")";
   if (p.dtype == ir::DType::I4 || p.dtype == ir::DType::U4) return "4-bit (" + ir::dtype_name(p.dtype) + ")";
   return "";
 }
+
+}  // namespace
 
 ir::Tensor scale_tensor(const QPoint& p) {
   if (p.axis < 0) return ir::Tensor::scalar<float>(p.scale.at(0));
@@ -94,7 +98,6 @@ std::string unique_node_name(const ir::Graph& g, std::set<std::string>& taken, c
   return name;
 }
 
-/// First node of g (in order) that reads v directly.
 const ir::Node* first_consumer(const ir::Graph& g, const ir::Value& v) {
   for (const ir::Node* n : g.nodes())
     for (const ir::Value* in : n->inputs)
@@ -109,8 +112,6 @@ void check_channels(const QPoint& p, const ir::Tensor& t) {
                      " recorded scales on axis " + std::to_string(p.axis));
 }
 
-/// The quantized codes of float tensor `w` for point `p`. Consumes `w` chunk by chunk, releasing
-/// its memory as it goes (ir/tensor_streaming.h), so a huge weight is not held twice.
 ir::Tensor quantized_codes(ir::Tensor&& w, const QPoint& p) {
   ir::Tensor q = ir::Tensor::allocate(p.dtype, w.dims());
   int64_t inner = 1, channels = 1;
@@ -135,6 +136,8 @@ ir::Tensor quantized_codes(ir::Tensor&& w, const QPoint& p) {
   });
   return q;
 }
+
+namespace {
 
 /// Replaces float initializer `v` by quantized initializer + DequantizeLinear whose output takes v's name.
 void quantize_constant(ir::Graph& g, std::set<std::string>& nodes, ir::Value& v, const QPoint& p) {
@@ -266,7 +269,9 @@ void apply_plan(ir::Model& model, const Plan& plan) {
     model.ir_version = plan.ir_to;
   }
   std::set<std::string> nodes;
+  const std::set<std::string> integer_weights = write_dynamic_points(g, plan, nodes);
   for (const QPoint& p : plan.points) {
+    if (p.dynamic || (p.role == Role::Weight && integer_weights.count(p.tensor))) continue;
     ir::Value* v = g.find_value(p.tensor);
     if (!v) throw ModelError("no tensor '" + p.tensor + "' in the model's main graph");
     try {

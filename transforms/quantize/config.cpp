@@ -53,6 +53,19 @@ Config read_config(const Options& o) {
   c.quantize_bias = o.get_bool("quantize_bias");
   c.depthwise_per_channel = o.get_bool("depthwise_per_channel");
   c.bias_correction = o.get_bool("bias_correction");
+
+  const std::string& mode = o.get_string("mode");
+  if (mode != "static" && mode != "dynamic") throw UsageError("quantize: mode must be static or dynamic, got '" + mode + "'");
+  c.dynamic = mode == "dynamic";
+  c.embeddings = o.get_bool("embeddings");
+  if (c.embeddings && !c.dynamic) throw UsageError("quantize: embeddings=true needs mode=dynamic");
+  if (c.dynamic) {
+    // Run-time quantization has no calibrated ranges to choose or measure.
+    if (c.select.defaults.activation != ir::DType::U8)
+      throw UsageError("quantize: mode=dynamic quantizes activations to uint8 (DynamicQuantizeLinear); drop activation_type");
+    if (c.measured || c.widen_db > 0)
+      throw UsageError("quantize: mode=dynamic measures nothing; drop method=auto, mixed_target, keep_float_top and widen_below_db");
+  }
   return c;
 }
 

@@ -30,6 +30,8 @@ struct Config {
   int64_t sensitivity_samples = 4;
   bool wide_fallback = false;     // mixed_fallback=16bit and a mixed search asked for
   bool measured = false;          // method=auto, mixed_target or keep_float_top: the measure runs
+  bool dynamic = false;           // mode=dynamic: activations quantized at run time (quantize/dynamic.h)
+  bool embeddings = false;        // mode=dynamic: Gather tables stored as int8 too
 
   /// Whether an activation of type `dt` is quantized with a symmetric range.
   bool symmetric(ir::DType dt) const { return is_signed_activation(dt) || symmetric_unsigned; }

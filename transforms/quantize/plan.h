@@ -17,9 +17,11 @@ enum class Role { Activation, Weight, Bias };
 const char* role_name(Role r);
 
 /// One quantization point. Forms apply_plan writes: static activations (u8/i8/u16/i16, one
-/// scale), weights (i8, per tensor or per channel along `axis`), biases (i32). Forms a point can
-/// express but apply_plan refuses (UnsupportedError) until their writers exist: block-wise
-/// weights (block_size > 0), 4-bit weights (i4/u4) and dynamic activations.
+/// scale), weights (i8, per tensor or per channel along `axis`), biases (i32), and dynamic u8
+/// activations with the int8 weights of the MatMul/Gemm `consumers` that read them
+/// (quantize/apply_dynamic.h). Forms a point can express but apply_plan refuses
+/// (UnsupportedError) until their writers exist: block-wise weights (block_size > 0) and 4-bit
+/// weights (i4/u4).
 struct QPoint {
   std::string tensor;              // original value name (kept by the dequantized value)
   Role role = Role::Activation;
@@ -47,8 +49,10 @@ struct Plan {
   std::vector<std::vector<std::string>> groups;
 };
 
-/// Applies the plan: raises the opset/IR version, inserts QuantizeLinear→DequantizeLinear on
-/// activations and replaces weights and biases by quantized initializers + DequantizeLinear.
+/// Applies the plan: raises the opset/IR version, writes dynamic points first
+/// (DynamicQuantizeLinear → MatMulInteger → Cast → Mul), inserts QuantizeLinear→DequantizeLinear
+/// on static activations and replaces other weights and biases by quantized initializers +
+/// DequantizeLinear.
 /// Throws ModelError when a point names a tensor the model lacks or that does not fit, and
 /// UnsupportedError, before changing the model, for a point form it cannot write yet (see QPoint).
 void apply_plan(ir::Model& model, const Plan& plan);

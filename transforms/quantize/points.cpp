@@ -68,8 +68,8 @@ void add_activation_points(const Selection& sel, const Config& cfg, const std::v
   }
 }
 
-/// Why weight `w` of candidate `c` (quantized along `axis`) stays float32 ("" when it is quantized):
-/// every use must be this weight slot of a quantized node with the same axis.
+}  // namespace
+
 std::string weight_refusal(const ir::Graph& g, bool ir3, const ir::Value* w, int axis,
                            const std::vector<const Candidate*>& users) {
   if (is_graph_output(g, w)) return "it is a graph output";
@@ -84,7 +84,6 @@ std::string weight_refusal(const ir::Graph& g, bool ir3, const ir::Value* w, int
   return why;
 }
 
-/// Symmetric int8 point of a float32 constant: s[c] = max|W[c]| / 127.
 QPoint weight_point(const ir::Value& w, int axis) {
   QPoint p;
   p.tensor = w.name;
@@ -101,8 +100,6 @@ QPoint weight_point(const ir::Value& w, int axis) {
   p.method = "minmax";
   return p;
 }
-
-}  // namespace
 
 bool is_graph_output(const ir::Graph& g, const ir::Value* v) {
   return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end();

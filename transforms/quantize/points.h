@@ -25,6 +25,7 @@ struct Points {
   std::map<std::string, size_t> activation;   // tensor -> index in points
   std::map<std::string, size_t> weight;       // tensor -> index in points
   int64_t weights = 0, biases = 0;
+  int64_t embeddings = 0;                     // mode=dynamic embeddings=true: Gather tables stored as int8
   int64_t guarded = 0;                        // bias overflow guards: weight scales widened
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();  // {tensor, reason}: kept float32
 };
@@ -33,6 +34,16 @@ struct Points {
 /// weights and biases of sel.nodes.
 Points build_points(const ir::Model& model, const Selection& sel, const Config& cfg, const std::vector<bool>& use,
                     const std::vector<std::pair<double, double>>& range);
+
+/// Symmetric int8 point of float32 constant `w`: s[c] = max|W[c]| / 127 per channel along `axis`
+/// (-1: one scale), zero points 0, the observed ranges, method minmax.
+QPoint weight_point(const ir::Value& w, int axis);
+
+/// Why weight `w`, quantized along `axis` for the candidates `users` that read it, stays float32
+/// ("" when it is quantized): every use must be the weight slot of a user with the same axis, and
+/// it must be no graph output nor (from IR 4, `ir3` false) graph input.
+std::string weight_refusal(const ir::Graph& g, bool ir3, const ir::Value* w, int axis,
+                           const std::vector<const Candidate*>& users);
 
 /// Whether `v` is one of g's outputs.
 bool is_graph_output(const ir::Graph& g, const ir::Value* v);

@@ -7,6 +7,12 @@
 //          B  = DequantizeLinear(B_quantized: int32, sx*sw[c], 0, axis=0)
 //          Y  = Conv(X, W, B)
 //
+// Dynamic mode (mode=dynamic; quantize/dynamic.h, quantize/apply_dynamic.h): MatMul/Gemm layers
+//   get int8 weights offline and their input quantized at run time (DynamicQuantizeLinear ->
+//   MatMulInteger -> Cast -> Mul by a_scale * w_scale[n], then a Gemm's bias Add), the form ONNX
+//   Runtime's quantize_dynamic writes; nothing is calibrated, activations are recorded as dynamic
+//   points with no scale; embeddings=true also stores Gather tables as int8 (per row). The
+//   sections below are about static mode.
 // Formulas. Activations (default asymmetric uint8) from a calibrated range [lo, hi] ∋ 0:
 //   s = (hi - lo) / (qmax - qmin), z = clamp(round(qmin - lo / s)); signed types (int8, int16)
 //   are symmetric: s = max(|lo|, |hi|) / qmax, z = 0. Weights: symmetric int8, per output
@@ -79,6 +85,7 @@
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/config.h"
 #include "transforms/quantize/depthwise.h"
+#include "transforms/quantize/dynamic.h"
 #include "transforms/quantize/opset.h"
 #include "transforms/quantize/plan.h"
 #include "transforms/quantize/points.h"
@@ -190,7 +197,8 @@ class QuantizePass : public Pass {
   const PassInfo& info() const override {
     static const PassInfo kInfo{
         "quantize",
-        "INT8 static post-training quantization in QDQ form (calibrated activations, per-channel weights, int32 bias)",
+        "INT8 post-training quantization: static in QDQ form (calibrated activations, per-channel weights, int32 bias), "
+        "or dynamic (mode=dynamic: MatMul/Gemm int8 weights, activations quantized at run time)",
         {
             {"calib", OptionType::String, "", "Calibration data folder (relative to the pipeline file's folder, or the cwd)", {}},
             {"samples", OptionType::Int, "0", "Use at most this many calibration samples (0: all)", {}},
@@ -227,6 +235,12 @@ class QuantizePass : public Pass {
              "opset raised to 21)", {"float", "16bit"}},
             {"sensitivity_samples", OptionType::Int, "4",
              "Calibration samples used to measure sensitivities (method=auto, mixed_target, keep_float_top)", {}},
+            {"mode", OptionType::String, "static",
+             "static: calibrated activations in QDQ form; dynamic: MatMul/Gemm with int8 weights and activations "
+             "quantized at run time (DynamicQuantizeLinear + MatMulInteger, no calibration)", {"static", "dynamic"}},
+            {"embeddings", OptionType::Bool, "false",
+             "mode=dynamic: also store Gather tables (float32 constant [rows, width]) as int8, one scale per row "
+             "(per tensor with per_channel=false), read through DequantizeLinear", {}},
         },
         {{"fp16", "calibration and QDQ scales need the float32 model; fp16 and quantize are alternatives"}}};
     return kInfo;
@@ -240,8 +254,9 @@ class QuantizePass : public Pass {
     auto rules = parse_rules(o.get_list("rules"));
     Selection sel = select(model, cfg.select, excludes, rules);
     if (sel.already_quantized) return already_quantized();
-    if (cfg.depthwise_per_channel) mark_depthwise_inputs(sel);
     const json matched = matched_json(rules, excludes);
+    if (cfg.dynamic) return run_dynamic(model, sel, cfg, matched);
+    if (cfg.depthwise_per_channel) mark_depthwise_inputs(sel);
 
     Plan plan = unchanged_plan(model);
     require_opset(model, sel, any_16bit(sel), plan);  // before any calibration work
@@ -273,6 +288,33 @@ class QuantizePass : public Pass {
   }
 
  private:
+  /// mode=dynamic: weights offline, activations at run time; nothing is calibrated.
+  static PassResult run_dynamic(ir::Model& model, Selection& sel, const Config& cfg, const json& matched) {
+    Plan plan = unchanged_plan(model);
+    const Points points = dynamic_points(model, sel, cfg);
+    require_dynamic_opset(model, sel, points, plan);
+    plan.points = points.points;
+    const Census census = layer_census(*model.graph, sel, points);  // before apply_plan renames values
+    apply_plan(model, plan);
+    PassResult res;
+    res.modified = !plan.points.empty();
+    res.stats = stage_stats(sel, plan, points, 0, BiasCorrections{}, Measured{}, census);
+    res.stats["mode"] = "dynamic";
+    res.stats["layers_dynamic"] = static_cast<int64_t>(sel.nodes.size());
+    res.stats["embedding_tables"] = points.embeddings;
+    const json no_calibration = json::object();
+    json rec = stage_record({plan, no_calibration, matched, sel, ActivationRanges{}, points, BiasCorrections{}, Measured{}, res.stats});
+    json out;
+    out["format"] = rec["format"];
+    out["mode"] = "dynamic";
+    for (auto it = rec.begin(); it != rec.end(); ++it)
+      if (it.key() != "format") out[it.key()] = it.value();
+    res.record = out;
+    spdlog::info("quantize: mode=dynamic: {} MatMul/Gemm layers, {} dynamic activations, {} int8 weights", sel.nodes.size(),
+                 points.activation.size(), points.weights);
+    return res;
+  }
+
   PassResult replay(ir::Model& model, const json& rec) {
     PassResult res;
     if (rec.value("already_quantized", false)) {

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Dynamic INT8 on a trained transformer: size and accuracy of `mcc quantize --mode dynamic` on
+MiniLM-L6 (all-MiniLM-L6-v2, ../shared/tools/minilm), next to ONNX Runtime's quantize_dynamic
+(QInt8 weights, per_channel=True; it also stores the Gather embedding table as int8).
+
+Every model runs in ONNX Runtime (the independent reference) on the 64 tokenized samples in
+../shared/tools/minilm/samples; the reference is the stored fp32 sentence_embedding there.
+Reported per model: file size, cosine of sentence_embedding to fp32 (mean and min over the
+samples), the largest |difference| of last_hidden_state at unmasked positions, and for mcc's
+outputs whether `--state` replays byte-identically and how mcc's cpu backend compares with
+ONNX Runtime on the first --cpu-samples samples (mcc eval --golden, the mean cosine).
+
+mcc is run twice: MatMul layers only, and with embeddings=true (the word-embedding table int8,
+one scale per row), which is what makes the file size comparable with ONNX Runtime's.
+
+usage: bench/transformer_dynamic.py [--model /work/minilm/minilm_l6_v2.onnx] [--mcc build/mcc]
+                                    [--work DIR] [--cpu-samples 4] [--json FILE]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import onnx
+
+from transformer_fp16 import INPUTS, SAMPLES, load_samples, measure
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()[-2000:]}")
+    return r
+
+
+def cpu_vs_ort(mcc, model, work, n):
+    """mcc's cpu backend against ONNX Runtime's outputs for `model` on the first n samples."""
+    golden = os.path.join(work, os.path.basename(model) + ".golden")
+    shutil.rmtree(golden, ignore_errors=True)
+    for d in sorted(x for x in os.listdir(SAMPLES) if os.path.isdir(os.path.join(SAMPLES, x)))[:n]:
+        os.makedirs(os.path.join(golden, d))
+        for k in INPUTS:
+            shutil.copy(os.path.join(SAMPLES, d, k + ".npy"), os.path.join(golden, d, k + ".npy"))
+    run([sys.executable, os.path.join(ROOT, "tests", "cli", "ort_outputs.py"), model, golden])
+    r = subprocess.run([mcc, "eval", model, "--golden", golden, "--min-cosine", "0.9999", "--json"],
+                       capture_output=True, text=True)
+    try:
+        rep = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return {"exit": r.returncode, "error": r.stderr.strip()[-500:]}
+    return {"exit": r.returncode, "report": rep}
+
+
+def mcc_dynamic(a, work, samples, name, pipeline):
+    out = os.path.join(work, name + ".onnx")
+    run([a.mcc, "convert", a.model, "-o", out, "-p", pipeline, "--json"])
+    onnx.checker.check_model(out, full_check=True)
+    res = measure(out, samples)
+    res["pipeline"] = pipeline
+    state = json.load(open(os.path.splitext(out)[0] + ".mcc.json"))
+    res["stats"] = state["stages"][-1]["stats"]
+    replay = os.path.join(work, name + "_replay.onnx")
+    run([a.mcc, "convert", a.model, "-o", replay, "--state", os.path.splitext(out)[0] + ".mcc.json"])
+    res["replay_identical"] = open(out, "rb").read() == open(replay, "rb").read()
+    if a.cpu_samples > 0:
+        res["cpu_vs_ort"] = cpu_vs_ort(a.mcc, out, work, a.cpu_samples)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="/work/minilm/minilm_l6_v2.onnx")
+    ap.add_argument("--mcc", default=os.path.join(ROOT, "build", "mcc"))
+    ap.add_argument("--work", default=None)
+    ap.add_argument("--cpu-samples", type=int, default=4)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args()
+    if not os.path.exists(a.model):
+        sys.exit(f"{a.model} is missing; run /usr/bin/python3 ../shared/tools/minilm/export_minilm.py /work/minilm")
+    work = a.work or tempfile.mkdtemp(prefix="transformer_dynamic_")
+    os.makedirs(work, exist_ok=True)
+    samples = load_samples()
+    results = {"samples": len(samples), "fp32": measure(a.model, samples)}
+    results["mcc_matmul"] = mcc_dynamic(a, work, samples, "mcc_dynamic", "fold,quantize{mode=dynamic}")
+    results["mcc_embeddings"] = mcc_dynamic(a, work, samples, "mcc_dynamic_emb",
+                                            "fold,quantize{mode=dynamic embeddings=true}")
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    ref = os.path.join(work, "ort_dynamic.onnx")
+    quantize_dynamic(a.model, ref, weight_type=QuantType.QInt8, per_channel=True)
+    results["ort_dynamic_per_channel"] = measure(ref, samples)
+
+    text = json.dumps(results, indent=1)
+    print(text)
+    if a.json:
+        with open(a.json, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+// Writing dynamic activation points (quantize{mode=dynamic}), in the form ONNX Runtime's
+// quantize_dynamic writes for MatMul:
+//
+// Before:  Y = MatMul(A, W)                 W a float32 constant [K, N]
+//          Y = Gemm(A, W, C)                transB=1: W is [N, K]; alpha = 1, transA = 0
+// After:   A_quantized, A_scale, A_zero_point = DynamicQuantizeLinear(A)      (uint8, at run time)
+//          Y_int32 = MatMulInteger(A_quantized, W_quantized, A_zero_point, W_zero_point)
+//          Y_int32_float = Cast(Y_int32, to=float)
+//          Y_scale = Mul(A_scale, W_scale)                  scalar x [N] (or scalar per tensor)
+//          Y = Mul(Y_int32_float, Y_scale)                  (Gemm with C: Y_unbiased, then
+//          Y = Add(Y_unbiased, C))
+// W_quantized is the int8 weight [K, N] (a Gemm's transB=1 weight is stored transposed), W_scale
+// its float32 scales and W_zero_point its int8 zeros; the float W is removed once nothing reads
+// it. One DynamicQuantizeLinear serves every node that reads A. Y keeps its name, so downstream
+// nodes, graph outputs and per-layer comparison by name are untouched.
+// Does not apply to static points (quantize/apply.cpp); a dynamic point that is not uint8 per
+// tensor, or whose consumers are not MatMul/Gemm nodes reading it with a weight point, is a
+// ModelError.
+#pragma once
+#include <set>
+#include <string>
+
+#include "ir/graph.h"
+#include "transforms/quantize/plan.h"
+
+namespace mcc::transforms::quantize {
+
+/// Writes every dynamic activation point of `plan` and the weight points its consumers read.
+/// Returns the names of those weight points (apply_plan writes the others as QDQ).
+std::set<std::string> write_dynamic_points(ir::Graph& g, const Plan& plan, std::set<std::string>& node_names);
+
+}  // namespace mcc::transforms::quantize

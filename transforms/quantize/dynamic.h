@@ -1,0 +1,34 @@
+// Dynamic INT8 quantization (quantize{mode=dynamic}): the choice of points. MatMul layers (B a
+// float32 constant [K, N]) and Gemm layers (transA = 0, alpha = 1, beta = 1 when C is given) get
+// int8 symmetric weights computed offline (per output column, or per tensor with
+// per_channel=false: s[n] = max|W[:, n]| / 127) and a uint8 activation quantized at run time by
+// DynamicQuantizeLinear (no calibration, no recorded scale). The graph form is in
+// quantize/apply_dynamic.h. Exclusions, rules (skip, per_tensor, per_channel) and op_types select
+// nodes as in static mode; Conv/ConvTranspose and the other op types stay float and are listed.
+// embeddings=true: a Gather table (input 0 a float32 constant [rows, width] that only Gathers
+// read along axis 0) becomes int8 with one scale per row (per tensor with per_channel=false),
+// written as a static weight point: table_quantized -> DequantizeLinear(axis 0) -> table, so the
+// Gather is unchanged (the whole table is dequantized at run time; opset >= 13 per row).
+// Does not apply to: MatMul/Gemm whose weight is not a float32 constant matrix, whose input is not
+// float32, whose weight is shared with a node left float or quantized differently, or is a graph
+// input or output; Gemm with other attributes. Each is listed in the record with its reason.
+#pragma once
+#include "ir/graph.h"
+#include "transforms/quantize/config.h"
+#include "transforms/quantize/plan.h"
+#include "transforms/quantize/points.h"
+#include "transforms/quantize/select.h"
+
+namespace mcc::transforms::quantize {
+
+/// The points of dynamic mode from a static selection: moves the nodes it cannot rewrite into
+/// sel.skipped (sel.nodes keeps the rewritten ones) and returns one dynamic point per input
+/// activation (its consumers: the nodes reading it) and one weight point per weight.
+Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg);
+
+/// DynamicQuantizeLinear needs ai.onnx opset >= 11: raises plan's opset (and the IR version to
+/// >= 6) when the model's ops allow it, else UnsupportedError naming the op.
+/// Per-row embedding tables need opset >= 13 (DequantizeLinear with an axis).
+void require_dynamic_opset(const ir::Model& model, const Selection& sel, const Points& pts, Plan& plan);
+
+}  // namespace mcc::transforms::quantize
