@@ -10,6 +10,7 @@
 
 #include "ir/onnx_io.h"
 #include "support/graph_builder.h"
+#include "support/ort.h"
 #include "support/run_mcc.h"
 #include "transforms/quantize/quantize_test_util.h"  // tests/transforms/quantize: CalibDir
 
@@ -97,10 +98,8 @@ TEST_CASE("quantize: depthwise inputs get per-channel scales; ONNX Runtime runs 
   CHECK(mcc::test::slurp(again) == mcc::test::slurp(q));
 
   // ONNX Runtime runs the per-channel QDQ model; mcc's cpu backend gives its outputs.
-  const bool have_ort = std::system("python3 -c 'import onnxruntime, numpy' > /dev/null 2>&1") == 0;
-  REQUIRE_MESSAGE(have_ort, "python3 with onnxruntime and numpy is needed (scripts/setup.sh installs them)");
-  const std::string script = (mcc::test::source_dir() / "tests" / "cli" / "ort_outputs.py").string();
-  REQUIRE(std::system(("python3 '" + script + "' '" + q + "' '" + eval.path() + "' > /dev/null").c_str()) == 0);
+  REQUIRE_MESSAGE(mcc::test::have_onnxruntime(), mcc::test::kOrtMissing);
+  REQUIRE(mcc::test::write_ort_outputs(q, eval.path()));
   const auto e = run_mcc({"eval", q, "--golden", eval.path(), "--min-cosine", "0.99999", "--json"});
   INFO(e.out << e.err);
   CHECK(e.code == 0);

@@ -12,6 +12,7 @@
 
 #include "ir/npy.h"
 #include "ir/onnx_io.h"
+#include "support/ort.h"
 #include "support/run_mcc.h"
 #include "transforms/fp16/transformer_block.h"
 
@@ -54,16 +55,14 @@ TEST_CASE("convert -p fp16 on a transformer block: float16 table, recorded mask 
   CHECK(mcc::test::slurp(again) == mcc::test::slurp(out));
 
   // ONNX Runtime runs both models on the same ids.
-  const bool have_ort = std::system("python3 -c 'import onnxruntime, numpy' > /dev/null 2>&1") == 0;
-  REQUIRE_MESSAGE(have_ort, "python3 with onnxruntime and numpy is needed (scripts/setup.sh installs them)");
-  const std::string script = (mcc::test::source_dir() / "tests" / "cli" / "ort_outputs.py").string();
+  REQUIRE_MESSAGE(mcc::test::have_onnxruntime(), mcc::test::kOrtMissing);
   for (const char* dir : {"golden16", "golden32"}) {
     fs::create_directories(tmp.path / dir / "s0");
     mcc::ir::save_npy(mcc::test::transformer_block_ids(), (tmp.path / dir / "s0" / "ids.npy").string());
   }
   const std::string g16 = (tmp.path / "golden16").string(), g32 = (tmp.path / "golden32").string();
-  REQUIRE(std::system(("python3 '" + script + "' '" + out + "' '" + g16 + "' > /dev/null").c_str()) == 0);
-  REQUIRE(std::system(("python3 '" + script + "' '" + model + "' '" + g32 + "' > /dev/null").c_str()) == 0);
+  REQUIRE(mcc::test::write_ort_outputs(out, g16));
+  REQUIRE(mcc::test::write_ort_outputs(model, g32));
   for (const char* y : {"output_0.npy", "output_1.npy"}) {
     const mcc::ir::Tensor a = mcc::ir::load_npy((tmp.path / "golden16" / "s0" / y).string());
     const mcc::ir::Tensor b = mcc::ir::load_npy((tmp.path / "golden32" / "s0" / y).string());

@@ -12,6 +12,7 @@
 #include "ir/npy.h"
 #include "ir/onnx_io.h"
 #include "support/files.h"
+#include "support/ort.h"
 #include "support/run_mcc.h"
 #include "transforms/fp16/transformer_block.h"
 #include "transforms/quantize/dynamic_block.h"
@@ -40,9 +41,7 @@ TEST_CASE("quantize --mode dynamic: transformer block, ONNX Runtime runs it, cpu
   REQUIRE(rr.code == 0);
   CHECK(mcc::test::slurp(tmp.path / "again.onnx") == mcc::test::slurp(out));
 
-  const bool have_ort = std::system("python3 -c 'import onnxruntime, numpy' > /dev/null 2>&1") == 0;
-  REQUIRE_MESSAGE(have_ort, "python3 with onnxruntime and numpy is needed (scripts/setup.sh installs them)");
-  const std::string script = (mcc::test::source_dir() / "tests" / "cli" / "ort_outputs.py").string();
+  REQUIRE_MESSAGE(mcc::test::have_onnxruntime(), mcc::test::kOrtMissing);
   for (const char* dir : {"golden_dyn", "golden32"})
     for (uint32_t s = 0; s < 3; ++s) {
       const fs::path d = tmp.path / dir / ("s" + std::to_string(s));
@@ -50,8 +49,8 @@ TEST_CASE("quantize --mode dynamic: transformer block, ONNX Runtime runs it, cpu
       for (auto& [name, t] : mcc::test::dynamic_block_inputs(10 + s)) mcc::ir::save_npy(t, (d / (name + ".npy")).string());
     }
   const std::string gd = (tmp.path / "golden_dyn").string(), g32 = (tmp.path / "golden32").string();
-  REQUIRE(std::system(("python3 '" + script + "' '" + out + "' '" + gd + "' > /dev/null").c_str()) == 0);
-  REQUIRE(std::system(("python3 '" + script + "' '" + model + "' '" + g32 + "' > /dev/null").c_str()) == 0);
+  REQUIRE(mcc::test::write_ort_outputs(out, gd));
+  REQUIRE(mcc::test::write_ort_outputs(model, g32));
   for (uint32_t s = 0; s < 3; ++s)
     for (const char* y : {"output_0.npy", "output_1.npy"}) {
       const std::string sample = "s" + std::to_string(s);
@@ -89,13 +88,11 @@ TEST_CASE("convert -p 'quantize{mode=dynamic embeddings=true}': int8 embedding t
   REQUIRE(rr.code == 0);
   CHECK(mcc::test::slurp(tmp.path / "again.onnx") == mcc::test::slurp(out));
 
-  const bool have_ort = std::system("python3 -c 'import onnxruntime, numpy' > /dev/null 2>&1") == 0;
-  REQUIRE_MESSAGE(have_ort, "python3 with onnxruntime and numpy is needed (scripts/setup.sh installs them)");
-  const std::string script = (mcc::test::source_dir() / "tests" / "cli" / "ort_outputs.py").string();
+  REQUIRE_MESSAGE(mcc::test::have_onnxruntime(), mcc::test::kOrtMissing);
   fs::create_directories(tmp.path / "golden" / "s0");
   mcc::ir::save_npy(mcc::test::transformer_block_ids(), (tmp.path / "golden" / "s0" / "ids.npy").string());
   const std::string gd = (tmp.path / "golden").string();
-  REQUIRE(std::system(("python3 '" + script + "' '" + out + "' '" + gd + "' > /dev/null").c_str()) == 0);
+  REQUIRE(mcc::test::write_ort_outputs(out, gd));
   const auto ev = run_mcc({"eval", out, "--golden", gd, "--min-cosine", "0.9999", "--json"});
   INFO(ev.out << ev.err);
   CHECK(ev.code == 0);

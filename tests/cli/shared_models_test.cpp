@@ -7,12 +7,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "support/ort.h"
 #include "support/run_mcc.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-bool have_ort() { return std::system("python3 -c 'import onnxruntime, numpy' > /dev/null 2>&1") == 0; }
+bool have_ort() { return mcc::test::have_onnxruntime(); }
 bool shared_models_missing() {
   const bool missing = !fs::is_directory(mcc::test::shared_dir() / "models") || !have_ort();
   if (missing)
