@@ -8,18 +8,13 @@
 #include <cmath>
 
 #include "transforms/fp16/fp16.h"
+#include "transforms/fp16/fp16_test_util.h"
 #include "transforms/fp16/transformer_block.h"
 
 namespace mcc {
 namespace {
 
-transforms::PassResult run_fp16(ir::Model& m, std::vector<std::pair<std::string, std::string>> opts = {},
-                                const nlohmann::ordered_json* replay = nullptr) {
-  auto pass = transforms::fp16::make_pass();
-  transforms::Options o(pass->info(), std::move(opts));
-  transforms::PassContext ctx{o, "fp16", replay, "", 1};
-  return pass->run(m, ctx);
-}
+using test::run_fp16;
 
 const nlohmann::ordered_json* decision(const transforms::PassResult& r, const std::string& node) {
   for (const auto& d : r.record["nodes"])

@@ -13,6 +13,7 @@
 #include "ir/onnx_io.h"
 #include "ir/verifier.h"
 #include "transforms/fp16/fp16.h"
+#include "transforms/fp16/fp16_test_util.h"
 
 namespace mcc {
 namespace {
@@ -26,13 +27,7 @@ ir::Model parse_model(const char* text) {
   return ir::load_model_from_bytes(std::move(bytes), "");
 }
 
-transforms::PassResult run_fp16(ir::Model& m, std::vector<std::pair<std::string, std::string>> opts = {},
-                                const nlohmann::ordered_json* replay = nullptr) {
-  auto pass = transforms::fp16::make_pass();
-  transforms::Options o(pass->info(), std::move(opts));
-  transforms::PassContext ctx{o, "fp16", replay, "", 1};
-  return pass->run(m, ctx);
-}
+using test::run_fp16;
 
 int count_ops(const ir::Model& m, std::string_view op) {
   int n = 0;
