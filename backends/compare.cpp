@@ -1,5 +1,6 @@
 // Metric computation in f64 over any numeric dtype (see compare.h).
 #include "backends/compare.h"
+#include "ir/dims_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +9,7 @@
 namespace mcc::backends {
 namespace {
 
-std::string dims_str(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
+using ir::dims_text;
 
 std::vector<double> as_f64(const ir::Tensor& t) {
   std::vector<double> out;
@@ -60,7 +57,7 @@ TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tol
   m.numel = want.numel();
   if (got.dims() != want.dims()) {
     m.comparable = false;
-    m.mismatch = "shape " + dims_str(got.dims()) + " vs expected " + dims_str(want.dims());
+    m.mismatch = "shape " + dims_text(got.dims()) + " vs expected " + dims_text(want.dims());
     return m;
   }
   if (got.dtype() != want.dtype()) {

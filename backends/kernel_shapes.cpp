@@ -1,5 +1,6 @@
 // Shared argument checks and output shapes of kernels (see kernel_shapes.h).
 #include "backends/kernel_shapes.h"
+#include "ir/dims_text.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,11 +9,7 @@
 
 namespace mcc::backends {
 
-std::string dims_text(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
+std::string dims_text(const std::vector<int64_t>& d) { return ir::dims_text(d); }
 
 std::vector<int64_t> MatMulOperands::out_dims(const std::vector<int64_t>& batch) const {
   std::vector<int64_t> out = batch;

@@ -1,4 +1,6 @@
-"""Helpers shared by the bench scripts: a timed subprocess run and the plain-text result table."""
+"""Helpers shared by the bench scripts: a timed subprocess run, the plain-text result table and the
+JSON result (printed, and written to --json when given)."""
+import json
 import subprocess
 import sys
 import time
@@ -20,3 +22,12 @@ def print_table(title, head, rows):
     print(title)
     for r in [head] + rows:
         print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(r)).rstrip())
+
+
+def emit_json(results, path=None, indent=2):
+    """Prints `results` as JSON and, when `path` is given, writes the same text there."""
+    text = json.dumps(results, indent=indent)
+    print(text)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")

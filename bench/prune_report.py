@@ -25,6 +25,8 @@ import time
 
 import numpy as np
 import onnx
+
+from common import emit_json
 import onnxruntime as ort
 from onnx import numpy_helper, shape_inference
 
@@ -166,11 +168,7 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         rep = {"threads": a.threads, "mobilenet_v2": mobilenet(a.mcc, a.threads, a.runs, tmp), "mnist": mnist(a.mcc, tmp)}
-    text = json.dumps(rep, indent=2)
-    print(text)
-    if a.json:
-        with open(a.json, "w") as f:
-            f.write(text + "\n")
+    emit_json(rep, a.json)
 
 
 if __name__ == "__main__":

@@ -22,11 +22,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import onnx
 
-from transformer_fp16 import INPUTS, SAMPLES, load_samples, measure
+from common import emit_json
+from transformer_fp16 import INPUTS, SAMPLES, load_samples, measure, minilm_work_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -81,10 +81,7 @@ def main():
     ap.add_argument("--cpu-samples", type=int, default=4)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    if not os.path.exists(a.model):
-        sys.exit(f"{a.model} is missing; run /usr/bin/python3 ../shared/tools/minilm/export_minilm.py /work/minilm")
-    work = a.work or tempfile.mkdtemp(prefix="transformer_dynamic_")
-    os.makedirs(work, exist_ok=True)
+    work = minilm_work_dir(a, "transformer_dynamic_")
     samples = load_samples()
     results = {"samples": len(samples), "fp32": measure(a.model, samples)}
     results["mcc_matmul"] = mcc_dynamic(a, work, samples, "mcc_dynamic", "fold,quantize{mode=dynamic}")
@@ -96,11 +93,7 @@ def main():
     quantize_dynamic(a.model, ref, weight_type=QuantType.QInt8, per_channel=True)
     results["ort_dynamic_per_channel"] = measure(ref, samples)
 
-    text = json.dumps(results, indent=1)
-    print(text)
-    if a.json:
-        with open(a.json, "w") as f:
-            f.write(text + "\n")
+    emit_json(results, a.json, indent=1)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,15 @@ def measure(path, samples):
             "hidden_max_abs_diff": hid}
 
 
+def minilm_work_dir(a, prefix):
+    """Exits naming the export command when the MiniLM model is missing; returns the work folder."""
+    if not os.path.exists(a.model):
+        sys.exit(f"{a.model} is missing; run /usr/bin/python3 ../shared/tools/minilm/export_minilm.py /work/minilm")
+    work = a.work or tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(work, exist_ok=True)
+    return work
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="/work/minilm/minilm_l6_v2.onnx")
@@ -77,10 +86,7 @@ def main():
     ap.add_argument("--work", default=None)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    if not os.path.exists(a.model):
-        sys.exit(f"{a.model} is missing; run /usr/bin/python3 ../shared/tools/minilm/export_minilm.py /work/minilm")
-    work = a.work or tempfile.mkdtemp(prefix="transformer_fp16_")
-    os.makedirs(work, exist_ok=True)
+    work = minilm_work_dir(a, "transformer_fp16_")
     samples = load_samples()
     results = {"samples": len(samples)}
 

@@ -1,6 +1,7 @@
 // Per-layer diagnosis (see per_layer.h for the metrics, the introduced-error formula and the
 // exclusion rule).
 #include "cli/per_layer.h"
+#include "ir/dims_text.h"
 #include "cli/printable_output.h"
 
 #include <algorithm>
@@ -49,11 +50,7 @@ ir::Tensor to_f32(const ir::Tensor& t) {
   return out;
 }
 
-std::string dims_str(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
+using ir::dims_text;
 
 double json_num(double v) { return std::isfinite(v) ? v : (v > 0 ? 1e308 : -1e308); }
 
@@ -308,7 +305,7 @@ void PerLayerComparator::on_reference_value(const ir::Value& v, const backends::
   }
   const ir::Tensor want = to_f32(rv.tensor);
   if (got.dims() != want.dims()) {
-    skipped_[v.name] = "shape " + dims_str(got.dims()) + " vs reference " + dims_str(want.dims());
+    skipped_[v.name] = "shape " + dims_text(got.dims()) + " vs reference " + dims_text(want.dims());
     return;
   }
   const auto m = backends::compare_tensors(got, want, backends::Tolerance{});

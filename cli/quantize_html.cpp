@@ -51,10 +51,9 @@ void write_quantize_html(const std::string& path, const std::string& input, cons
   // The check's samples: the folder's last `holdout` (all when 0), the first `samples` of those.
   const json& data = (*record)["data"];
   const std::string folder = data.value("folder", "");
-  std::vector<std::string> dirs = ir::list_sample_dirs(folder);
-  const auto holdout = static_cast<size_t>(data.value("holdout", int64_t{0}));
-  if (holdout > 0 && holdout < dirs.size()) dirs.erase(dirs.begin(), dirs.end() - static_cast<std::ptrdiff_t>(holdout));
-  dirs.resize(std::min(dirs.size(), static_cast<size_t>(data.value("samples", int64_t{0}))));
+  const std::vector<std::string> dirs =
+      transforms::quantize::held_back_sample_dirs(folder, static_cast<size_t>(data.value("holdout", int64_t{0})),
+                                                  static_cast<size_t>(data.value("samples", int64_t{0})));
   if (transforms::quantize::hash_sample_files(dirs) != data.value("sha256", ""))
     throw ModelError(folder + ": the samples differ from those the self-check judged (sha256); --html needs them unchanged");
 

@@ -1,5 +1,6 @@
 // Reading class labels from .npy or text (see labels.h).
 #include "ir/labels.h"
+#include "ir/dims_text.h"
 
 #include <charconv>
 #include <filesystem>
@@ -15,12 +16,6 @@
 
 namespace mcc::ir {
 namespace {
-
-std::string dims_text(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
 
 bool starts_with_npy_magic(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -8,6 +8,7 @@
 //     conv1_out = Conv@11(X, conv1.W) {kernel_shape=[7,7], strides=[2,2]} : f32[N,64,112,112]  # "conv1"
 //   }
 #include "ir/printer.h"
+#include "ir/dims_text.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -101,14 +102,9 @@ uint32_t tensor_hash(const Tensor& t) {
   return fnv1a(kFnvBasis, b.data(), b.size());
 }
 
-std::string dims_str(const std::vector<int64_t>& dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i) { if (i) out += ","; out += std::to_string(dims[i]); }
-  return out + "]";
-}
 
 std::string tensor_summary(const Tensor& t) {
-  std::string s = dtype_name(t.dtype()) + dims_str(t.dims()) + " fnv1a=" + hex32(tensor_hash(t));
+  std::string s = dtype_name(t.dtype()) + dims_text(t.dims()) + " fnv1a=" + hex32(tensor_hash(t));
   if (t.external) s += " external=" + quoted(t.external->location);
   return s;
 }

@@ -53,19 +53,6 @@ std::string resolve(const std::string& path, const PassContext& ctx) {
   return (fs::path(ctx.base_dir) / path).lexically_normal().string();
 }
 
-/// The samples judged: the last `holdout` of the folder (all when 0), at most `limit`.
-std::vector<std::string> judged_samples(const std::string& dir, int64_t holdout, int64_t limit) {
-  std::vector<std::string> dirs = ir::list_sample_dirs(dir);
-  if (holdout > 0) {
-    if (static_cast<size_t>(holdout) >= dirs.size())
-      throw UsageError("check: holdout=" + std::to_string(holdout) + " leaves no calibration sample in '" + dir +
-                       "' (" + std::to_string(dirs.size()) + " samples)");
-    dirs.erase(dirs.begin(), dirs.end() - holdout);
-  }
-  if (limit > 0 && dirs.size() > static_cast<size_t>(limit)) dirs.resize(static_cast<size_t>(limit));
-  return dirs;
-}
-
 json figure(const std::string& output, const std::string& metric, double value, double threshold, bool higher_is_better,
             int samples) {
   const bool pass = higher_is_better ? value >= threshold : value <= threshold;
@@ -177,7 +164,8 @@ class CheckPass : public Pass {
     const std::string data = resolve(o.get_string("data"), ctx);
     if (data.empty()) throw UsageError("check: set data=DIR (the samples to judge on)");
     if (ctx.input_path.empty()) throw UsageError("check: needs the pipeline's input model file to compare with");
-    const auto dirs = judged_samples(data, o.get_int("holdout"), o.get_int("samples"));
+    const auto dirs = quantize::held_back_sample_dirs(data, static_cast<size_t>(o.get_int("holdout")),
+                                                      static_cast<size_t>(o.get_int("samples")));
     AgreementInput in;
     in.sample_dirs = dirs;
     in.threads = ctx.threads;

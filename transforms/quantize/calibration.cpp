@@ -482,13 +482,26 @@ void add_per_channel(std::vector<TensorStats>& stats, const ir::Tensor& t, bool 
 
 }  // namespace
 
-std::vector<std::string> calibration_sample_dirs(const std::string& dir, size_t max_samples, size_t holdout) {
+/// The folder's samples split at `holdout` from the end; UsageError when nothing is left before it.
+std::vector<std::string> samples_checked_for_holdout(const std::string& dir, size_t holdout) {
   std::vector<std::string> dirs = ir::list_sample_dirs(dir);
   if (holdout >= dirs.size() && holdout > 0)
-    throw UsageError("quantize: holdout=" + std::to_string(holdout) + " leaves no calibration sample in '" + dir + "' (" +
+    throw UsageError("holdout=" + std::to_string(holdout) + " leaves no calibration sample in '" + dir + "' (" +
                      std::to_string(dirs.size()) + " samples)");
+  return dirs;
+}
+
+std::vector<std::string> calibration_sample_dirs(const std::string& dir, size_t max_samples, size_t holdout) {
+  std::vector<std::string> dirs = samples_checked_for_holdout(dir, holdout);
   dirs.resize(dirs.size() - holdout);
   if (max_samples && dirs.size() > max_samples) dirs.resize(max_samples);
+  return dirs;
+}
+
+std::vector<std::string> held_back_sample_dirs(const std::string& dir, size_t holdout, size_t limit) {
+  std::vector<std::string> dirs = samples_checked_for_holdout(dir, holdout);
+  if (holdout > 0) dirs.erase(dirs.begin(), dirs.end() - static_cast<std::ptrdiff_t>(holdout));
+  if (limit && dirs.size() > limit) dirs.resize(limit);
   return dirs;
 }
 

@@ -127,6 +127,11 @@ CalibrationResult calibrate(const ir::Model& model, const std::vector<std::strin
 /// none), then at most `max_samples` (0: no cap), in natural order.
 std::vector<std::string> calibration_sample_dirs(const std::string& dir, size_t max_samples, size_t holdout);
 
+/// The samples a check judges: the folder's last `holdout` (all when 0; UsageError when that
+/// leaves no calibration sample), then at most `limit` (0: no cap) — the complement of
+/// calibration_sample_dirs for the same holdout.
+std::vector<std::string> held_back_sample_dirs(const std::string& dir, size_t holdout, size_t limit);
+
 /// Lower-case hex SHA-256 of the files in the given sample folders (each folder's files sorted by
 /// name; every file contributes "folder/name", a NUL, its size as 8 little-endian bytes and its
 /// bytes). Files are read in chunks.
