@@ -63,5 +63,7 @@ std::span<const NamedRule> reshape_rules();      // Reshape, Flatten, Transpose,
 std::span<const NamedRule> slice_rules();        // Slice, Gather, Split, Pad
 std::span<const NamedRule> resize_rules();       // Resize, Upsample
 std::span<const NamedRule> reduce_rules();       // ArgMax, ArgMin
+/// Ops of the com.microsoft domain (contrib.cpp), looked up by op type within that domain.
+std::span<const NamedRule> microsoft_rules();    // MatMulNBits
 
 }  // namespace mcc::ir::shape_rules

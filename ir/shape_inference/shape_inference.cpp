@@ -1,6 +1,6 @@
 // The propagation driver of ir/shape_inference (see shape_inference.h): walks every graph in
 // node order, subgraphs before the node that holds them, and dispatches each ai.onnx node to
-// the rule its op facts select.
+// the rule its op facts select, and each com.microsoft node with a rule to it by op type.
 #include "ir/shape_inference/shape_inference.h"
 
 #include <map>
@@ -22,6 +22,15 @@ const std::map<std::string_view, Rule, std::less<>>& own_rules() {
                         shape_rules::reshape_rules(), shape_rules::slice_rules(),
                         shape_rules::resize_rules(), shape_rules::reduce_rules()})
       for (const NamedRule& r : family) t.emplace(r.op, r.rule);
+    return t;
+  }();
+  return table;
+}
+
+const std::map<std::string_view, Rule, std::less<>>& microsoft_rules() {
+  static const auto table = [] {
+    std::map<std::string_view, Rule, std::less<>> t;
+    for (const NamedRule& r : shape_rules::microsoft_rules()) t.emplace(r.op, r.rule);
     return t;
   }();
   return table;
@@ -65,8 +74,14 @@ void ShapeInference::run_graph(const Graph& g) {
 }
 
 void ShapeInference::infer(const Node& n) {
-  if (!(n.domain.empty() || n.domain == "ai.onnx") || n.outputs.empty()) return;
+  if (n.outputs.empty()) return;
   const shape_rules::NodeShapes c(n, *this);
+  if (n.domain == "com.microsoft") {
+    const auto it = microsoft_rules().find(n.op_type);
+    if (it != microsoft_rules().end()) it->second(c);
+    return;
+  }
+  if (!(n.domain.empty() || n.domain == "ai.onnx")) return;
   switch (shape_kind(n.op_type)) {
     case ShapeKind::Same: return shape_rules::same_shape(c, false);
     case ShapeKind::SameBool: return shape_rules::same_shape(c, true);

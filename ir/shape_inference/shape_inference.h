@@ -6,6 +6,8 @@
 // Pad/Expand/Tile/Resize, ArgMax/ArgMin, Shape/Size/ConstantOfShape, Cast ...) are dispatched from
 // a table filled by the per-family rule files in this folder.
 //
+// com.microsoft ops with a rule (MatMulNBits) are inferred too, by op type within that domain.
+//
 // Does not apply to: ops of other domains, ops with no static rule, dims that are not all known.
 // Their outputs are unknown, and callers must then leave the graph alone: a wrong static shape
 // would fold a wrong constant.
