@@ -50,7 +50,16 @@ struct StageFlag {
 };
 
 constexpr StageFlag kStageFlags[] = {
-    {.flag = "--mode", .key = "mode", .help = "static (calibrated QDQ) or dynamic (MatMul/Gemm; activations quantized at run time, no --calib)"},
+    {.flag = "--mode", .key = "mode",
+     .help = "static (calibrated QDQ), dynamic (MatMul/Gemm; activations quantized at run time, no --calib) or "
+             "weight_only (MatMul weights in int4/int8 blocks, activations float; --calib only for --algorithm gptq)"},
+    {.flag = "--bits", .key = "bits", .help = "--mode weight_only: bits per weight, 4 or 8"},
+    {.flag = "--block-size", .key = "block_size", .help = "--mode weight_only: weights per scale along K (power of two >= 16)"},
+    {.flag = "--algorithm", .key = "algorithm", .help = "--mode weight_only: rtn (round to nearest, no data) or gptq (needs --calib)"},
+    {.flag = "--weight-zero-point", .key = "weight_zero_point",
+     .help = "--mode weight_only: asymmetric blocks with zero points (uint4/uint8)", .sets = "true"},
+    {.flag = "--weight-format", .key = "weight_format",
+     .help = "--mode weight_only: qdq (DequantizeLinear block_size, opset 21) or matmul_nbits (com.microsoft.MatMulNBits)"},
     {.flag = "--calib", .key = "calib", .help = "Calibration data folder (ONNX test-data or NumPy sample folders)"},
     {.flag = "--samples", .key = "samples", .help = "Use at most N calibration samples; 0: all"},
     {.flag = "--method", .key = "method",
@@ -179,7 +188,8 @@ int run_quantize(const QuantizeOptions& q) {
     c.state_path = q.state_path;
   } else {
     // Static quantization calibrates; a mode that quantizes activations at run time does not.
-    const bool calibrates = q.stage.value("mode", "static") == "static";
+    const std::string mode = q.stage.value("mode", "static");
+    const bool calibrates = mode == "static" || (mode == "weight_only" && q.stage.value("algorithm", "rtn") == "gptq");
     if (calibrates && q.stage.value("calib", "").empty())
       throw UsageError("mcc quantize: --calib DIR is required (or --state STATE to replay a saved run)");
     // Syntax errors surface before the model is read (matching needs the model: checked in the stage).

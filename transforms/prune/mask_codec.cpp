@@ -14,13 +14,12 @@
 #include <vector>
 
 #include "ir/errors.h"
+#include "transforms/common/base64.h"
 #include "transforms/prune/prune.h"
 
 namespace mcc::transforms::prune {
 
 namespace {
-
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 void put_varint(std::string& out, uint64_t v) {
   while (v >= 0x80) {
@@ -42,58 +41,6 @@ uint64_t get_varint(const std::string& in, size_t& p) {
 }
 
 }  // namespace
-
-std::string base64_encode(const std::string& bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t v = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) | uint8_t(bytes[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out.push_back(kAlphabet[(v >> s) & 63]);
-  }
-  const size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    uint32_t v = uint32_t(uint8_t(bytes[i])) << 16;
-    if (rest == 2) v |= uint32_t(uint8_t(bytes[i + 1])) << 8;
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(rest == 2 ? kAlphabet[(v >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
-
-std::string base64_decode(const std::string& text) {
-  if (text.size() % 4 != 0) throw ModelError("base64 text length is not a multiple of 4");
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (size_t i = 0; i < text.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = text[i + k];
-      if (c == '=' && i + 4 == text.size() && k >= 2) {
-        v[k] = 0;
-        ++pad;
-        continue;
-      }
-      if (pad > 0 || (v[k] = val(c)) < 0) throw ModelError("invalid base64 character");
-    }
-    const uint32_t x = (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) | uint32_t(v[3]);
-    out.push_back(static_cast<char>((x >> 16) & 0xff));
-    if (pad < 2) out.push_back(static_cast<char>((x >> 8) & 0xff));
-    if (pad < 1) out.push_back(static_cast<char>(x & 0xff));
-  }
-  return out;
-}
 
 EncodedMask encode_mask(const std::vector<bool>& bits) {
   const size_t set_size = (bits.size() + 7) / 8;

@@ -52,8 +52,6 @@ struct EncodedMask {
 EncodedMask encode_mask(const std::vector<bool>& bits);
 /// Throws ModelError when the text is not a valid mask of exactly `n` elements.
 std::vector<bool> decode_mask(const EncodedMask& m, size_t n);
-std::string base64_encode(const std::string& bytes);
-std::string base64_decode(const std::string& text);  // throws ModelError
 
 // ---- unstructured
 

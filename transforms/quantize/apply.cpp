@@ -11,15 +11,22 @@
 //   nodes           <name>_QuantizeLinear, <name>_DequantizeLinear.
 // Every new name goes through Graph::unique_name (suffix _1, _2 on a clash).
 // Dynamic activations and the weights of the nodes that read them: quantize/apply_dynamic.h.
-// Does not apply to point forms the plan can express but nothing writes yet (block-wise, 4-bit):
-// apply_plan refuses them with UnsupportedError before changing the model.
+// Block-wise weights (mode=weight_only): quantize/apply_blocked.h.
+// Does not apply to point forms the plan can express but nothing writes (block-wise activations,
+// 4-bit without blocks): apply_plan refuses them with UnsupportedError before changing the model.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "ir/errors.h"
 #include "ir/tensor_streaming.h"
+#include "transforms/common/base64.h"
+#include "transforms/common/opset_upgrade.h"
+#include "transforms/quantize/apply_blocked.h"
+#include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/apply_dynamic.h"
 #include "transforms/quantize/apply_util.h"
 #include "transforms/quantize/plan.h"
@@ -57,11 +64,15 @@ std::pair<int64_t, int64_t> code_range(ir::DType dt) {
   }
 }
 
-/// What makes a point a form apply_plan cannot write yet ("" when it can write it).
+/// What makes a point a form apply_plan cannot write ("" when it can write it): block-wise and
+/// 4-bit forms are written for weights blocked along axis 0 only, and 4-bit only block-wise
+/// (quantize/apply_blocked.h).
 std::string unwritable_form(const QPoint& p) {
-  if (p.block_size > 0)
+  if (p.block_size > 0 && (p.role != Role::Weight || p.axis != 0))
     return "block-wise (block_size " + std::to_string(p.block_size) + " along axis " + std::to_string(p.axis) + ")";
-  if (p.dtype == ir::DType::I4 || p.dtype == ir::DType::U4) return "4-bit (" + ir::dtype_name(p.dtype) + ")";
+  if ((p.dtype == ir::DType::I4 || p.dtype == ir::DType::U4) && p.block_size <= 0)
+    return "4-bit (" + ir::dtype_name(p.dtype) + ") without blocks";
+  if (!p.codes.empty() && p.block_size <= 0) return "recorded codes without blocks";
   return "";
 }
 
@@ -246,9 +257,10 @@ void apply_plan(ir::Model& model, const Plan& plan) {
   for (const QPoint& p : plan.points)
     if (const std::string form = unwritable_form(p); !form.empty())
       throw UnsupportedError(std::string(role_name(p.role)) + " '" + p.tensor + "' is " + form +
-                             ", which this mcc cannot write as QDQ yet");
+                             ", which this mcc cannot write");
   ir::Graph& g = *model.graph;
   if (plan.opset_to != plan.opset_from) {
+    upgrade_opset(g, plan.opset_from, plan.opset_to);  // Reduce axes attribute -> input across 18
     for (auto& imp : model.opset_imports)
       if (imp.domain.empty() || imp.domain == "ai.onnx") imp.version = plan.opset_to;
     ir::for_each_graph(g, [&](ir::Graph& sg) {
@@ -270,8 +282,9 @@ void apply_plan(ir::Model& model, const Plan& plan) {
   }
   std::set<std::string> nodes;
   const std::set<std::string> integer_weights = write_dynamic_points(g, plan, nodes);
+  const std::set<std::string> blocked = write_blocked_points(model, plan, nodes);
   for (const QPoint& p : plan.points) {
-    if (p.dynamic || (p.role == Role::Weight && integer_weights.count(p.tensor))) continue;
+    if (p.dynamic || (p.role == Role::Weight && (integer_weights.count(p.tensor) || blocked.count(p.tensor)))) continue;
     ir::Value* v = g.find_value(p.tensor);
     if (!v) throw ModelError("no tensor '" + p.tensor + "' in the model's main graph");
     try {
@@ -301,9 +314,24 @@ nlohmann::ordered_json point_to_json(const QPoint& p) {
   j["dtype"] = ir::dtype_name(p.dtype);
   if (p.dynamic) {
     j["axis"] = p.axis >= 0 ? nlohmann::ordered_json(p.axis) : nlohmann::ordered_json(nullptr);
+  } else if (p.block_size > 0) {
+    // Block-wise: one scale per block (hundreds of thousands on a transformer), kept compact and
+    // exact as the bytes of float32 little-endian values; zero points as the packed codes of the
+    // quantized dtype, omitted when all are 0.
+    j["axis"] = p.axis;
+    j["block_size"] = p.block_size;
+    std::string bytes(p.scale.size() * sizeof(float), '\0');
+    for (size_t i = 0; i < p.scale.size(); ++i) {
+      uint32_t u;
+      std::memcpy(&u, &p.scale[i], sizeof u);
+      for (size_t b = 0; b < 4; ++b) bytes[i * 4 + b] = static_cast<char>((u >> (8 * b)) & 0xff);
+    }
+    j["scale_count"] = p.scale.size();
+    j["scale_f32_base64"] = base64_encode(bytes);
+    if (std::any_of(p.zero_point.begin(), p.zero_point.end(), [](int32_t z) { return z != 0; }))
+      j["zero_point_base64"] = base64_encode(pack_codes(p.zero_point, p.dtype));
   } else if (p.axis >= 0) {
     j["axis"] = p.axis;
-    if (p.block_size > 0) j["block_size"] = p.block_size;
     nlohmann::ordered_json s = nlohmann::ordered_json::array(), z = nlohmann::ordered_json::array(),
                            r = nlohmann::ordered_json::array();
     for (size_t i = 0; i < p.scale.size(); ++i) {
@@ -324,6 +352,7 @@ nlohmann::ordered_json point_to_json(const QPoint& p) {
   if (!p.consumers.empty()) j["consumers"] = p.consumers;
   if (p.group >= 0) j["group"] = p.group;
   if (!p.note.empty()) j["note"] = p.note;
+  if (!p.codes.empty()) j["codes"] = base64_encode(p.codes);
   return j;
 }
 
@@ -351,6 +380,21 @@ QPoint point_from_json(const nlohmann::ordered_json& j) {
   if (p.dynamic) {
     if (j.contains("scale") || j.contains("zero_point") || j.contains("range"))
       throw ModelError("a dynamic point records no scale, zero point or range");
+  } else if (p.block_size > 0) {
+    const size_t n = j.at("scale_count").get<size_t>();
+    const std::string bytes = base64_decode(j.at("scale_f32_base64").get<std::string>());
+    if (bytes.size() != n * sizeof(float)) throw ModelError("scale_f32_base64 does not hold scale_count float32 values");
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t u = 0;
+      for (size_t b = 0; b < 4; ++b) u |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[i * 4 + b])) << (8 * b);
+      float f;
+      std::memcpy(&f, &u, sizeof f);
+      if (!(f > 0) || !std::isfinite(f)) throw ModelError("block scale " + std::to_string(i) + " is not a positive float32 value");
+      p.scale.push_back(f);
+    }
+    p.zero_point = j.contains("zero_point_base64")
+                       ? unpack_codes(base64_decode(j["zero_point_base64"].get<std::string>()), p.dtype, static_cast<int64_t>(n))
+                       : std::vector<int32_t>(n, 0);
   } else if (p.axis < 0) {
     p.scale = {read_scale(j.at("scale"))};
     p.zero_point = {j.at("zero_point").get<int32_t>()};
@@ -375,6 +419,11 @@ QPoint point_from_json(const nlohmann::ordered_json& j) {
   if (j.contains("consumers")) p.consumers = j["consumers"].get<std::vector<std::string>>();
   p.group = j.value("group", -1);
   p.note = j.value("note", std::string());
+  if (j.contains("codes")) {
+    p.codes = base64_decode(j["codes"].get<std::string>());
+    if (p.codes.empty() || p.block_size <= 0 || p.role != Role::Weight)
+      throw ModelError("recorded codes belong to a non-empty block-wise weight");
+  }
   return p;
 }
 

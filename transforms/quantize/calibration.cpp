@@ -535,7 +535,15 @@ CalibrationResult calibrate(const ir::Model& model, const std::vector<std::strin
     per_channel[v] = name;
     if (!v->producer) inputs[name] = v;
   }
+  std::set<const ir::Value*> tapped;
+  for (const auto& name : cfg.tap_watch) {
+    const ir::Value* v = g.find_value(name);
+    MCC_CHECK(v != nullptr, "calibration: no value '" + name + "' in the main graph");
+    tapped.insert(v);
+    if (!v->producer) inputs[name] = v;
+  }
   auto observe = [&](const ir::Value& v, const ir::Tensor& t) {
+    if (cfg.tap && tapped.count(&v)) cfg.tap(v.name, t);
     if (const auto m = moments.find(&v); m != moments.end() && t.dtype() == ir::DType::F32)
       m->second->add(t.data<float>().data(), t.dims());
     if (const auto pc = per_channel.find(&v); pc != per_channel.end() && t.dtype() == ir::DType::F32 && t.rank() >= 2)

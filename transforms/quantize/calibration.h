@@ -94,6 +94,10 @@ struct CalibrationConfig {
   std::vector<std::string> per_channel_watch;
   /// Called after each sample with (done, total).
   std::function<void(size_t, size_t)> progress;
+  /// Tensors handed to `tap` whenever they are produced (any type), for statistics the stage
+  /// keeps itself (layer-input Hessians for GPTQ, per-channel maxima for SmoothQuant).
+  std::vector<std::string> tap_watch;
+  std::function<void(const std::string& name, const ir::Tensor& t)> tap;
 };
 
 /// Streaming per-channel moments along axis 1: sums in double, memory constant in samples.

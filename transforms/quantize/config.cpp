@@ -14,6 +14,47 @@ ir::DType parse_activation_type(const std::string& s) {
   return ir::DType::I16;
 }
 
+bool power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/// The weight-only options; each set away from its default without mode=weight_only is a UsageError.
+void read_weight_only(const Options& o, Config& c) {
+  WeightOnlyConfig& w = c.weight_only_cfg;
+  w.bits = static_cast<int>(o.get_int("bits"));
+  w.block_size = o.get_int("block_size");
+  w.zero_point = o.get_bool("weight_zero_point");
+  const std::string& algorithm = o.get_string("algorithm");
+  w.gptq = algorithm == "gptq";
+  w.damp = o.get_float("gptq_damp");
+  w.act_order = o.get_bool("gptq_act_order");
+  w.lazy_block = o.get_int("gptq_block");
+  const std::string& format = o.get_string("weight_format");
+  w.matmul_nbits = format == "matmul_nbits";
+  if (!c.weight_only) {
+    const WeightOnlyConfig d;
+    if (w.bits != d.bits || w.block_size != d.block_size || w.zero_point != d.zero_point || w.gptq ||
+        w.damp != d.damp || w.act_order || w.lazy_block != d.lazy_block || w.matmul_nbits)
+      throw UsageError("quantize: bits, block_size, weight_zero_point, algorithm, gptq_* and weight_format "
+                       "need mode=weight_only");
+    return;
+  }
+  if (w.bits != 4 && w.bits != 8) throw UsageError("quantize: bits must be 4 or 8, got " + std::to_string(w.bits));
+  if (w.block_size < 16 || !power_of_two(w.block_size))
+    throw UsageError("quantize: block_size must be a power of two >= 16, got " + std::to_string(w.block_size));
+  if (algorithm != "rtn" && algorithm != "gptq")
+    throw UsageError("quantize: algorithm must be rtn or gptq, got '" + algorithm + "'");
+  if (format != "qdq" && format != "matmul_nbits")
+    throw UsageError("quantize: weight_format must be qdq or matmul_nbits, got '" + format + "'");
+  if (!(w.damp > 0 && w.damp <= 1)) throw UsageError("quantize: gptq_damp must be in (0, 1]");
+  if (w.lazy_block < 1) throw UsageError("quantize: gptq_block must be >= 1");
+  if (!w.gptq && (w.damp != WeightOnlyConfig{}.damp || w.act_order || w.lazy_block != WeightOnlyConfig{}.lazy_block))
+    throw UsageError("quantize: gptq_damp, gptq_act_order and gptq_block need algorithm=gptq");
+  if (c.measured || c.widen_db > 0 || c.select.defaults.activation != ir::DType::U8)
+    throw UsageError("quantize: mode=weight_only keeps activations float; drop method=auto, mixed_target, "
+                     "keep_float_top, widen_below_db and activation_type");
+  if (!c.select.defaults.per_channel)
+    throw UsageError("quantize: mode=weight_only quantizes blocks of each output column; drop per_channel=false");
+}
+
 }  // namespace
 
 Config read_config(const Options& o) {
@@ -55,8 +96,11 @@ Config read_config(const Options& o) {
   c.bias_correction = o.get_bool("bias_correction");
 
   const std::string& mode = o.get_string("mode");
-  if (mode != "static" && mode != "dynamic") throw UsageError("quantize: mode must be static or dynamic, got '" + mode + "'");
+  if (mode != "static" && mode != "dynamic" && mode != "weight_only")
+    throw UsageError("quantize: mode must be static, dynamic or weight_only, got '" + mode + "'");
   c.dynamic = mode == "dynamic";
+  c.weight_only = mode == "weight_only";
+  read_weight_only(o, c);
   c.embeddings = o.get_bool("embeddings");
   if (c.embeddings && !c.dynamic) throw UsageError("quantize: embeddings=true needs mode=dynamic");
   if (c.dynamic) {

@@ -12,6 +12,18 @@
 
 namespace mcc::transforms::quantize {
 
+/// mode=weight_only settings (quantize/weight_only.h).
+struct WeightOnlyConfig {
+  int bits = 4;                   // 4 or 8
+  int64_t block_size = 32;        // power of two >= 16, along the MatMul weight's K axis
+  bool zero_point = false;        // asymmetric blocks (uint4/uint8 with zero points), else symmetric
+  bool gptq = false;              // algorithm=gptq (else rtn)
+  double damp = 0.01;             // GPTQ: fraction of the mean Hessian diagonal added to it
+  bool act_order = false;         // GPTQ: rows in order of decreasing Hessian diagonal
+  int64_t lazy_block = 128;       // GPTQ: rows updated together (lazy batch updates)
+  bool matmul_nbits = false;      // weight_format=matmul_nbits: com.microsoft.MatMulNBits nodes
+};
+
 struct Config {
   SelectConfig select;            // op types and the per-node default settings
   std::string method;             // as written (minmax, percentile, entropy, mse, auto)
@@ -33,6 +45,8 @@ struct Config {
   bool dynamic = false;           // mode=dynamic: activations quantized at run time (quantize/dynamic.h)
   bool embeddings = false;        // mode=dynamic: Gather tables stored as int8 too
 
+  bool weight_only = false;       // mode=weight_only: block-wise int4/int8 MatMul weights (quantize/weight_only.h)
+  WeightOnlyConfig weight_only_cfg;
   /// Whether an activation of type `dt` is quantized with a symmetric range.
   bool symmetric(ir::DType dt) const { return is_signed_activation(dt) || symmetric_unsigned; }
 };

@@ -19,9 +19,10 @@ const char* role_name(Role r);
 /// One quantization point. Forms apply_plan writes: static activations (u8/i8/u16/i16, one
 /// scale), weights (i8, per tensor or per channel along `axis`), biases (i32), and dynamic u8
 /// activations with the int8 weights of the MatMul/Gemm `consumers` that read them
-/// (quantize/apply_dynamic.h). Forms a point can express but apply_plan refuses
-/// (UnsupportedError) until their writers exist: block-wise weights (block_size > 0) and 4-bit
-/// weights (i4/u4).
+/// (quantize/apply_dynamic.h), and block-wise int4/uint4/int8/uint8 MatMul weights of
+/// mode=weight_only (quantize/weight_only.h; DequantizeLinear with block_size, or
+/// com.microsoft.MatMulNBits with Plan::matmul_nbits). A block-wise or 4-bit form on anything but
+/// a weight is refused (UnsupportedError).
 struct QPoint {
   std::string tensor;              // original value name (kept by the dequantized value)
   Role role = Role::Activation;
@@ -40,6 +41,9 @@ struct QPoint {
   std::vector<std::string> consumers;  // nodes that read the dequantized value
   int group = -1;                  // shared-scale group index
   std::string note;                // e.g. the bias overflow guard's decision
+  std::string codes;               // weights whose codes are not round(W / scale) + zero point
+                                   // (GPTQ): the codes as the quantized tensor's bytes (4-bit
+                                   // packed two per byte, low nibble first); empty otherwise
 };
 
 struct Plan {
@@ -47,6 +51,7 @@ struct Plan {
   int64_t ir_from = 0, ir_to = 0;
   std::vector<QPoint> points;            // in application order
   std::vector<std::vector<std::string>> groups;
+  bool matmul_nbits = false;             // block-wise weights written as com.microsoft.MatMulNBits
 };
 
 /// Applies the plan: raises the opset/IR version, writes dynamic points first

@@ -1,6 +1,8 @@
 // Op facts for the quantize stage (see quantize/policy.h).
 #include "transforms/quantize/policy.h"
 
+#include "transforms/common/opset_upgrade.h"
+
 #include "ir/op_attrs.h"
 #include "ir/op_facts.h"
 #include "ir/op_schema.h"
@@ -132,7 +134,7 @@ std::string opset_raise_blocker(const ir::Graph& g, int64_t from, int64_t to) {
       // The schema registry may predate `to` (libonnx 1.12 knows opset 17): the table of later
       // changes is checked against the requested opsets themselves.
       const auto later = ir::changed_meaning_after_13(n->op_type);
-      const bool broken_later = later && a->since_version < *later && to >= *later;
+      const bool broken_later = later && a->since_version < *later && to >= *later && !rewritten_on_raise(n->op_type, *later);
       if (a->since_version == b->since_version && !broken_later) continue;
       const auto ok = ir::raise_compatible_from(n->op_type);
       if (!ok || a->since_version < *ok || broken_later)

@@ -45,7 +45,8 @@ std::optional<NodeSlots> slots_for(const ir::Node& n);
 
 /// Why the default domain cannot be raised from `from` to `to` ("" = it can): names the first
 /// node whose op changed meaning between those opsets (by the schema-history facts in
-/// ir/op_facts.h).
+/// ir/op_facts.h). The Reduce ops' axes attribute -> input change at 18 does not block: apply_plan
+/// rewrites those nodes (common/opset_upgrade.h).
 std::string opset_raise_blocker(const ir::Graph& g, int64_t from, int64_t to);
 
 }  // namespace mcc::transforms::quantize

@@ -11,7 +11,11 @@
 //   get int8 weights offline and their input quantized at run time (DynamicQuantizeLinear ->
 //   MatMulInteger -> Cast -> Mul by a_scale * w_scale[n], then a Gemm's bias Add), the form ONNX
 //   Runtime's quantize_dynamic writes; nothing is calibrated, activations are recorded as dynamic
-//   points with no scale; embeddings=true also stores Gather tables as int8 (per row). The
+//   points with no scale; embeddings=true also stores Gather tables as int8 (per row).
+// Weight-only mode (mode=weight_only; quantize/weight_only.h, quantize/apply_blocked.h): MatMul
+//   weights as int4/uint4/int8/uint8 blocks of block_size rows along K, activations float;
+//   algorithm=rtn (no data) or gptq (calibrated layer-input Hessians; codes recorded); written as
+//   DequantizeLinear(block_size) -> MatMul (opset 21) or com.microsoft.MatMulNBits. The
 //   sections below are about static mode.
 // Formulas. Activations (default asymmetric uint8) from a calibrated range [lo, hi] ∋ 0:
 //   s = (hi - lo) / (qmax - qmin), z = clamp(round(qmin - lo / s)); signed types (int8, int16)
@@ -100,6 +104,7 @@ namespace mcc::transforms::quantize {
 
 namespace {
 
+#include "transforms/quantize/weight_only.h"
 using json = nlohmann::ordered_json;
 
 /// The calibration step's outcome.
@@ -237,7 +242,9 @@ class QuantizePass : public Pass {
              "Calibration samples used to measure sensitivities (method=auto, mixed_target, keep_float_top)", {}},
             {"mode", OptionType::String, "static",
              "static: calibrated activations in QDQ form; dynamic: MatMul/Gemm with int8 weights and activations "
-             "quantized at run time (DynamicQuantizeLinear + MatMulInteger, no calibration)", {"static", "dynamic"}},
+             "quantized at run time (DynamicQuantizeLinear + MatMulInteger, no calibration); weight_only: MatMul "
+             "weights int4/int8 in blocks along K, activations float (DequantizeLinear with block_size, opset 21, "
+             "or com.microsoft.MatMulNBits)", {"static", "dynamic", "weight_only"}},
             {"embeddings", OptionType::Bool, "false",
              "mode=dynamic: also store Gather tables (float32 constant [rows, width]) as int8, one scale per row "
              "(per tensor with per_channel=false), read through DequantizeLinear", {}},
@@ -252,6 +259,21 @@ class QuantizePass : public Pass {
     if (ctx.replay && !ctx.replay->empty()) return replay(model, *ctx.replay);
     auto excludes = parse_excludes(o.get_list("exclude"));
     auto rules = parse_rules(o.get_list("rules"));
+            {"bits", OptionType::Int, "4", "mode=weight_only: bits per weight (4 or 8)", {}},
+            {"block_size", OptionType::Int, "32",
+             "mode=weight_only: weights per scale along the MatMul weight's K axis (a power of two >= 16)", {}},
+            {"weight_zero_point", OptionType::Bool, "false",
+             "mode=weight_only: asymmetric blocks with zero points (uint4/uint8), else symmetric (int4/int8)", {}},
+            {"algorithm", OptionType::String, "rtn",
+             "mode=weight_only: rtn (round to nearest) or gptq (rounding that compensates each row's error on "
+             "the rows not yet quantized, from the Hessian of the layer inputs on calibration data)", {"rtn", "gptq"}},
+            {"gptq_damp", OptionType::Float, "0.01", "algorithm=gptq: fraction of the mean Hessian diagonal added to it", {}},
+            {"gptq_act_order", OptionType::Bool, "false",
+             "algorithm=gptq: quantize rows in order of decreasing Hessian diagonal (block scales from the float weights)", {}},
+            {"gptq_block", OptionType::Int, "128", "algorithm=gptq: rows per lazy batch update", {}},
+            {"weight_format", OptionType::String, "qdq",
+             "mode=weight_only: qdq (DequantizeLinear with block_size -> MatMul, opset 21) or matmul_nbits "
+             "(ONNX Runtime's com.microsoft.MatMulNBits)", {"qdq", "matmul_nbits"}},
     Selection sel = select(model, cfg.select, excludes, rules);
     if (sel.already_quantized) return already_quantized();
     const json matched = matched_json(rules, excludes);
@@ -267,6 +289,7 @@ class QuantizePass : public Pass {
     Measured measured;
     if (cfg.measured && !calib.dir.empty())
       measured = measure_sensitivity(model, calib.dir, ctx.threads, sel, calib.result, cfg, acts, plan);
+    if (cfg.weight_only) return run_weight_only(model, sel, cfg, matched, ctx);
 
     const Points points = build_points(model, sel, cfg, acts.ok, acts.range);
     plan.points = points.points;
@@ -329,6 +352,49 @@ class QuantizePass : public Pass {
       plan.opset_to = rec.at("opset").at("to").get<int64_t>();
       plan.ir_from = rec.at("ir_version").at("from").get<int64_t>();
       plan.ir_to = rec.at("ir_version").at("to").get<int64_t>();
+  /// mode=weight_only: block-wise MatMul weights; activations stay float (quantize/weight_only.h).
+  static PassResult run_weight_only(ir::Model& model, Selection& sel, const Config& cfg, const json& matched,
+                                    const PassContext& ctx) {
+    Plan plan = unchanged_plan(model);
+    require_weight_only_opset(model, cfg, plan);  // before any calibration work
+    WeightOnlyResult wo = weight_only_points(model, sel, cfg, ctx);
+    plan.points = wo.points.points;
+    int64_t bytes_before = 0;
+    for (const QPoint& p : plan.points)
+      if (const ir::Value* v = model.graph->find_value(p.tensor); v && v->initializer)
+        bytes_before += static_cast<int64_t>(v->initializer->nbytes());
+    const Census census = layer_census(*model.graph, sel, wo.points);  // before apply_plan renames values
+    apply_plan(model, plan);
+    const WeightOnlyConfig& w = cfg.weight_only_cfg;
+    PassResult res;
+    res.modified = !plan.points.empty();
+    res.stats = stage_stats(sel, plan, wo.points, wo.samples, BiasCorrections{}, Measured{}, census);
+    res.stats["mode"] = "weight_only";
+    res.stats["layers_weight_only"] = static_cast<int64_t>(sel.nodes.size());
+    res.stats["weight_bytes_float"] = bytes_before;
+    res.stats["weight_bytes_quantized"] = bytes_before / 32 * w.bits;  // codes only; scales come on top
+    const json calibration = wo.gptq.contains("calibration") ? wo.gptq["calibration"] : json::object();
+    json rec = stage_record({plan, calibration, matched, sel, ActivationRanges{}, wo.points, BiasCorrections{}, Measured{}, res.stats});
+    json out;
+    out["format"] = rec["format"];
+    out["mode"] = "weight_only";
+    out["weight_format"] = plan.matmul_nbits ? "matmul_nbits" : "qdq";
+    out["algorithm"] = w.gptq ? "gptq" : "rtn";
+    out["bits"] = w.bits;
+    out["block_size"] = w.block_size;
+    if (w.gptq) {
+      json g = wo.gptq;
+      g.erase("calibration");
+      out["gptq"] = g;
+    }
+    for (auto it = rec.begin(); it != rec.end(); ++it)
+      if (it.key() != "format") out[it.key()] = it.value();
+    res.record = out;
+    spdlog::info("quantize: mode=weight_only: {} MatMul layers, {} weights as {}-bit blocks of {} ({})", sel.nodes.size(),
+                 wo.points.weights, w.bits, w.block_size, w.gptq ? "gptq" : "rtn");
+    return res;
+  }
+
       for (const auto& p : rec.at("points")) plan.points.push_back(point_from_json(p));
       plan.groups = rec.at("groups").get<std::vector<std::vector<std::string>>>();
     } catch (const nlohmann::json::exception& e) {
@@ -345,6 +411,9 @@ class QuantizePass : public Pass {
       apply_plan(model, plan);
     } catch (const nlohmann::json::exception& e) {
       throw ModelError(std::string("quantize: the state's bias corrections are invalid: ") + e.what());
+      const std::string weight_format = rec.value("weight_format", std::string("qdq"));
+      if (weight_format != "qdq" && weight_format != "matmul_nbits") throw ModelError("unknown weight_format '" + weight_format + "'");
+      plan.matmul_nbits = weight_format == "matmul_nbits";
     } catch (Error& e) {
       e.add_context("quantize: the state does not fit this model");
       throw;

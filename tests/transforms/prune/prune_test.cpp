@@ -6,6 +6,7 @@
 #include <random>
 
 #include "support/run_mcc.h"
+#include "transforms/common/base64.h"
 #include "transforms/prune/prune_test_util.h"
 
 using namespace mcc;
@@ -133,7 +134,7 @@ TEST_CASE("prune mask codec: round trips and rejects masks of the wrong size") {
   CHECK(transforms::prune::encode_mask(std::vector<bool>(1000, false)).encoding == "rle");
   CHECK_THROWS_AS(transforms::prune::decode_mask({"rle", "!!!!"}, 4), ModelError);
   CHECK_THROWS_AS(transforms::prune::decode_mask({"zip", "AAAA"}, 4), ModelError);
-  CHECK(transforms::prune::base64_decode(transforms::prune::base64_encode("mcc!x")) == "mcc!x");
+  CHECK(transforms::base64_decode(transforms::base64_encode("mcc!x")) == "mcc!x");
 }
 
 TEST_CASE("prune: replaying a record gives a byte-identical model, without ranking anything") {

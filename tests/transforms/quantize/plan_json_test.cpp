@@ -1,6 +1,7 @@
-// Quantize points in JSON: the forms the next features need (block-wise weights, 4-bit weights,
-// dynamic activations) round-trip through the record, the committed states' points keep their
-// bytes, and apply_plan refuses a form it cannot write yet with one line, leaving the model as it was.
+// Quantize points in JSON: the newer forms (block-wise weights with their scales as float32
+// bytes, 4-bit weights, dynamic activations) round-trip through the record, the committed
+// states' points keep their bytes, and apply_plan refuses a form it cannot write (blocks along
+// another axis than K, 4-bit without blocks) with one line, leaving the model as it was.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -58,14 +59,17 @@ std::vector<json> state_points(const std::string& file) {
 TEST_CASE("quantize points: block-wise, 4-bit and dynamic forms round-trip through JSON") {
   const QPoint w = blockwise_int4_weight();
   const json wj = point_to_json(w);
+  // Scales as the bytes of float32 little-endian values (0.5, 0.25, 0.125, 0.0625); zero points
+  // omitted when all 0.
   CHECK(wj.dump() ==
-        R"({"tensor":"W","role":"weight","dtype":"i4","axis":1,"block_size":32,"scale":[0.5,0.25,0.125,0.0625],)"
-        R"("zero_point":[0,0,0,0],"method":"minmax"})");
+        R"({"tensor":"W","role":"weight","dtype":"i4","axis":1,"block_size":32,"scale_count":4,)"
+        R"("scale_f32_base64":"AAAAPwAAgD4AAAA+AACAPQ==","method":"minmax"})");
   const QPoint w2 = point_from_json(wj);
   CHECK(w2.dtype == ir::DType::I4);
   CHECK(w2.axis == 1);
   CHECK(w2.block_size == 32);
   CHECK(w2.scale == w.scale);
+  CHECK(w2.zero_point == w.zero_point);
   CHECK(point_to_json(w2) == wj);
 
   const QPoint a = dynamic_activation();
@@ -80,13 +84,23 @@ TEST_CASE("quantize points: block-wise, 4-bit and dynamic forms round-trip throu
   QPoint u4 = blockwise_int4_weight();
   u4.dtype = ir::DType::U4;
   u4.zero_point = {8, 8, 8, 15};
-  CHECK(point_to_json(point_from_json(point_to_json(u4))) == point_to_json(u4));
+  u4.codes = std::string("\x12\x34", 2);  // recorded codes (GPTQ) travel as base64 too
+  const QPoint u4b = point_from_json(point_to_json(u4));
+  CHECK(u4b.zero_point == u4.zero_point);
+  CHECK(u4b.codes == u4.codes);
+  CHECK(point_to_json(u4b) == point_to_json(u4));
 }
 
 TEST_CASE("quantize points: malformed newer forms are ModelErrors") {
   json j = point_to_json(blockwise_int4_weight());
-  j["zero_point"] = {0, 0, 0, 8};  // int4 codes are -8..7
+  j["scale_count"] = 5;  // the bytes hold 4 scales
   CHECK_THROWS_AS(point_from_json(j), ModelError);
+  json neg = point_to_json(blockwise_int4_weight());
+  neg["scale_f32_base64"] = "AAAAvwAAgD4AAAA+AACAPQ==";  // -0.5
+  CHECK_THROWS_AS(point_from_json(neg), ModelError);
+  json bad64 = point_to_json(blockwise_int4_weight());
+  bad64["scale_f32_base64"] = "AAAA*wAAgD4AAAA+AACAPQ==";
+  CHECK_THROWS_AS(point_from_json(bad64), ModelError);
   json b = point_to_json(blockwise_int4_weight());
   b["block_size"] = 0;
   CHECK_THROWS_AS(point_from_json(b), ModelError);
@@ -137,8 +151,8 @@ TEST_CASE("quantize points: the committed states' points keep their JSON bytes")
         R"("range":[-1.5,126.0],"method":"minmax","group":0})");
 }
 
-TEST_CASE("quantize points: apply_plan refuses a form it cannot write yet, before changing the model") {
-  for (const QPoint& p : {blockwise_int4_weight()}) {  // dynamic points: dynamic_test.cpp
+TEST_CASE("quantize points: apply_plan refuses a form it cannot write, before changing the model") {
+  for (const QPoint& p : {blockwise_int4_weight()}) {  // blocks along axis 1 (N); dynamic points: dynamic_test.cpp
     ir::Model m = test::empty_model(13, 7);
     ir::Graph& g = *m.graph;
     ir::Value& x = test::add_input(g, "x", {2, 64});

@@ -107,21 +107,31 @@ TEST_CASE("quantize: bias corrections and 16-bit activations replay byte-identic
 
 TEST_CASE("quantize: the opset is raised to 21 only when every op keeps its meaning") {
   test::CalibDir calib(kInputDims, 2, 3200);
-  ir::Model m = conv_chain(13);
-  ir::Node& r = add_node(*m.graph, "ReduceMean", "reduce", {m.graph->find_value("Y")}, {"P"}, 13, {attr_ints("axes", {2, 3})});
-  test::mark_output(*m.graph, *r.outputs[0]);
+  // Softmax-11 changed meaning at 13 (the axis semantics): raising an opset-11 model is refused, naming it.
+  ir::Model m = conv_chain(11);
+  ir::Node& s = add_node(*m.graph, "Softmax", "soft", {m.graph->find_value("Y")}, {"P"}, 11);
+  test::mark_output(*m.graph, *s.outputs[0]);
   std::string what;
   try {
     run_quantize(m, {{"calib", calib.path()}, {"widen_below_db", "200"}});
   } catch (const UnsupportedError& e) {
     what = e.what();
   }
-  CHECK(what.find("ReduceMean") != std::string::npos);
-  CHECK(what.find("opset >= 21") != std::string::npos);
-  // The same model quantizes in 8 bits (opset 13 is enough).
+  CHECK(what.find("Softmax-11 changed meaning") != std::string::npos);
+  // ReduceMean's axes attribute became an input at 18: the raise rewrites the node instead of refusing.
   ir::Model n = conv_chain(13);
-  ir::Node& r2 = add_node(*n.graph, "ReduceMean", "reduce", {n.graph->find_value("Y")}, {"P"}, 13, {attr_ints("axes", {2, 3})});
-  test::mark_output(*n.graph, *r2.outputs[0]);
-  CHECK(run_quantize(n, {{"calib", calib.path()}}).record["opset"]["to"] == 13);
+  ir::Node& r = add_node(*n.graph, "ReduceMean", "reduce", {n.graph->find_value("Y")}, {"P"}, 13, {attr_ints("axes", {2, 3})});
+  test::mark_output(*n.graph, *r.outputs[0]);
+  CHECK(run_quantize(n, {{"calib", calib.path()}, {"widen_below_db", "200"}}).record["opset"]["to"] == 21);
+  const ir::Node* reduce = n.graph->find_value("P")->producer;
+  CHECK_FALSE(reduce->has_attr("axes"));
+  REQUIRE(reduce->inputs.size() == 2);
+  CHECK(reduce->inputs[1]->initializer->data<int64_t>()[1] == 3);
+  // In 8 bits the opset stays 13 and the node keeps its attribute.
+  ir::Model k = conv_chain(13);
+  ir::Node& r2 = add_node(*k.graph, "ReduceMean", "reduce", {k.graph->find_value("Y")}, {"P"}, 13, {attr_ints("axes", {2, 3})});
+  test::mark_output(*k.graph, *r2.outputs[0]);
+  CHECK(run_quantize(k, {{"calib", calib.path()}}).record["opset"]["to"] == 13);
+  CHECK(r2.has_attr("axes"));
   CHECK_THROWS_AS(run_quantize(m = conv_chain(13), {{"calib", calib.path()}, {"widen_below_db", "-1"}}), UsageError);
 }

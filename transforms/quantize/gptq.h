@@ -1,0 +1,54 @@
+// GPTQ (Frantar et al., 2022) for quantize{mode=weight_only algorithm=gptq}: quantizes a MatMul
+// weight W [K, N] row by row (a row = one input feature k) and, after each row, moves its
+// rounding error onto the rows not yet quantized in the way that least increases the layer's
+// output error E||X W - X Q||^2, using the Hessian H = X^T X of the layer inputs X [tokens, K]
+// seen on calibration data (no gradients). With U the upper Cholesky factor of H^-1:
+//   err = (W[k] - Q[k]) / U[k, k];  W[j] -= U[k, j] * err  for every later row j
+// applied lazily: within a batch of `lazy_block` rows immediately, to the rows after it once
+// per batch (one matrix product). Damping adds damp * mean(diag H) to the diagonal; an input
+// that is always 0 (H[k, k] = 0) gets H[k, k] = 1 and its row quantized to zero.
+// Block scales (quantize/block_quant.h): each block's scale and zero point are chosen when its
+// first row is reached, from the rows as updated so far (the original method's grouping). With
+// act_order, rows go in order of decreasing H[k, k] and the block scales come from the float
+// weights up front, so every block keeps rows contiguous in K (what DequantizeLinear's block_size
+// form needs). Double precision throughout; the result depends only on W, H and the options.
+// Does not apply to weights that are not 2-D [K, N] float32, or without calibration data.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "transforms/quantize/block_quant.h"
+
+namespace mcc::transforms::quantize {
+
+struct GptqOptions {
+  double damp = 0.01;
+  bool act_order = false;
+  int64_t lazy_block = 128;
+};
+
+/// Running H = sum over tokens of x x^T for one layer input of width K (x: rows of length K).
+struct HessianAccumulator {
+  explicit HessianAccumulator(int64_t k) : H(Eigen::MatrixXd::Zero(k, k)) {}
+  /// Adds `rows` rows of K floats (row-major); throws ModelError when the width is not K.
+  void add(const float* x, int64_t rows, int64_t width);
+  Eigen::MatrixXd H;
+  int64_t tokens = 0;
+};
+
+/// GPTQ-quantized weight and the proxy losses tr((W - Q)^T H (W - Q)) of GPTQ and of round to
+/// nearest on the same H (for the record: what GPTQ gained on this layer's calibration inputs).
+struct GptqResult {
+  BlockQuantized q;
+  double loss = 0, rtn_loss = 0;
+};
+
+GptqResult gptq_quantize(const float* w, int64_t K, int64_t N, const Eigen::MatrixXd& H, const BlockFormat& f,
+                         const GptqOptions& o);
+
+/// tr((W - Q)^T H (W - Q)) of a quantized weight against the float one.
+double proxy_loss(const float* w, const BlockQuantized& q, int64_t block_size, const Eigen::MatrixXd& H);
+
+}  // namespace mcc::transforms::quantize

@@ -1,0 +1,207 @@
+// Weight-only quantization: the choice of points and their codes (see quantize/weight_only.h).
+#include "transforms/quantize/weight_only.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "ir/errors.h"
+#include "transforms/quantize/block_quant.h"
+#include "transforms/quantize/calibration.h"
+#include "transforms/quantize/gptq.h"
+#include "transforms/quantize/policy.h"
+
+namespace fs = std::filesystem;
+
+namespace mcc::transforms::quantize {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+/// Why candidate c has no weight-only form ("" when it has one).
+std::string weight_only_refusal(const Candidate& c) {
+  const ir::Node& n = *c.node;
+  if (n.op_type != "MatMul") return "mode=weight_only quantizes MatMul only";
+  const ir::Value* w = n.input(1);
+  if (!w || !w->initializer || w->initializer->dtype() != ir::DType::F32 || w->initializer->rank() != 2)
+    return "its weight (input B) is not a float32 constant matrix";
+  const ir::Value* a = n.input(0);
+  if (!a || a->initializer || (a->dtype != ir::DType::F32 && a->dtype != ir::DType::Undefined))
+    return "its input A is not a float32 activation";
+  return "";
+}
+
+BlockFormat block_format(const WeightOnlyConfig& w) {
+  BlockFormat f;
+  f.bits = w.bits;
+  f.block_size = w.block_size;
+  f.zero_point = w.zero_point;
+  return f;
+}
+
+/// The weight point of float32 constant w [K, N] with its RTN parameters (codes derived on write).
+QPoint rtn_point(const ir::Value& w, const BlockFormat& f) {
+  const ir::Tensor& t = *w.initializer;
+  BlockQuantized q = rtn_quantize(t.data<float>().data(), t.dims()[0], t.dims()[1], f);
+  QPoint p;
+  p.tensor = w.name;
+  p.role = Role::Weight;
+  p.dtype = f.dtype();
+  p.axis = 0;
+  p.block_size = f.block_size;
+  p.scale = std::move(q.scale);
+  p.zero_point = std::move(q.zero_point);
+  p.method = "rtn";
+  return p;
+}
+
+/// Layer-input Hessians over the calibration samples, by input tensor name.
+std::map<std::string, HessianAccumulator> collect_hessians(const ir::Model& model, const std::vector<Candidate>& kept,
+                                                           const Config& cfg, const PassContext& ctx, json& calib_record,
+                                                           int64_t& samples) {
+  std::map<std::string, HessianAccumulator> hess;
+  std::vector<std::string> inputs;
+  for (const Candidate& c : kept) {
+    const std::string& a = c.node->input(0)->name;
+    if (hess.count(a)) continue;
+    hess.emplace(a, HessianAccumulator(c.node->input(1)->initializer->dims()[0]));
+    inputs.push_back(a);
+  }
+  if (inputs.empty()) return hess;
+  std::string dir = cfg.calib;
+  if (dir.empty())
+    throw UsageError("quantize: algorithm=gptq needs calibration data for the inputs of " + std::to_string(kept.size()) +
+                     " MatMul layers; set calib=DIR (mcc quantize --calib DIR)");
+  if (fs::path(dir).is_relative() && !ctx.base_dir.empty()) dir = (fs::path(ctx.base_dir) / dir).lexically_normal().string();
+  CalibrationConfig cc;
+  cc.data_dir = dir;
+  cc.max_samples = static_cast<size_t>(cfg.samples);
+  cc.holdout = static_cast<size_t>(cfg.holdout);
+  cc.histograms = false;
+  cc.threads = ctx.threads;
+  cc.tap_watch = inputs;
+  cc.tap = [&](const std::string& name, const ir::Tensor& t) {
+    if (t.dtype() != ir::DType::F32 || t.rank() < 1) throw ModelError("the input '" + name + "' of a MatMul is not float32");
+    HessianAccumulator& h = hess.at(name);
+    const int64_t width = t.dims().back();
+    h.add(t.data<float>().data(), width ? t.numel() / width : 0, width);
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const CalibrationResult r = calibrate(model, {}, cc);
+  spdlog::info("quantize: gptq: {} layer-input Hessians over {} samples in {:.2f} s", inputs.size(), r.samples,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  calib_record["data"] = cfg.calib;
+  calib_record["samples"] = r.samples;
+  calib_record["files"] = r.files;
+  calib_record["sha256"] = r.sha256;
+  calib_record["method"] = "gptq";
+  samples = r.samples;
+  return hess;
+}
+
+}  // namespace
+
+WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, const Config& cfg, const PassContext& ctx) {
+  const ir::Graph& g = *model.graph;
+  const bool ir3 = model.ir_version > 0 && model.ir_version < 4;
+  const WeightOnlyConfig& wc = cfg.weight_only_cfg;
+  const BlockFormat f = block_format(wc);
+  auto skip = [&](const Candidate& c, const std::string& why) {
+    sel.skipped.push_back({{"node", node_label(*c.node)}, {"op", c.node->op_type}, {"reason", why}});
+  };
+  std::vector<Candidate> kept;
+  for (const Candidate& c : sel.nodes)
+    if (const std::string why = weight_only_refusal(c); why.empty()) kept.push_back(c);
+    else skip(c, why);
+  // A weight read by a node that stays float keeps its readers float: repeat until none is dropped.
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::map<const ir::Value*, std::vector<const Candidate*>> users;
+    for (const Candidate& c : kept) users[c.node->input(1)].push_back(&c);
+    std::vector<Candidate> next;
+    for (const Candidate& c : kept) {
+      const ir::Value* w = c.node->input(1);
+      if (const std::string why = weight_refusal(g, ir3, w, c.slots.weight_axis, users[w]); !why.empty()) {
+        skip(c, "its weight '" + w->name + "' is " + (why.rfind("it is ", 0) == 0 ? why.substr(6) : why));
+        changed = true;
+      } else {
+        next.push_back(c);
+      }
+    }
+    kept.swap(next);
+  }
+
+  WeightOnlyResult res;
+  std::map<std::string, HessianAccumulator> hess;
+  if (wc.gptq) hess = collect_hessians(model, kept, cfg, ctx, res.gptq["calibration"], res.samples);
+  GptqOptions go;
+  go.damp = wc.damp;
+  go.act_order = wc.act_order;
+  go.lazy_block = wc.lazy_block;
+  json losses = json::array();
+  Points& pts = res.points;
+  for (const Candidate& c : kept) {
+    const ir::Value& w = *c.node->input(1);
+    if (const auto it = pts.weight.find(w.name); it != pts.weight.end()) {
+      pts.points[it->second].consumers.push_back(node_label(*c.node));
+      continue;
+    }
+    QPoint p;
+    if (wc.gptq) {
+      const ir::Tensor& t = *w.initializer;
+      const int64_t K = t.dims()[0], N = t.dims()[1];
+      Eigen::MatrixXd H = Eigen::MatrixXd::Zero(K, K);
+      std::set<std::string> seen;  // each input once, whichever readers share it
+      for (const Candidate& r : kept)
+        if (r.node->input(1) == &w && seen.insert(r.node->input(0)->name).second) H += hess.at(r.node->input(0)->name).H;
+      GptqResult q = gptq_quantize(t.data<float>().data(), K, N, H, f, go);
+      p.tensor = w.name;
+      p.role = Role::Weight;
+      p.dtype = f.dtype();
+      p.axis = 0;
+      p.block_size = f.block_size;
+      p.codes = pack_codes(q.q.codes, p.dtype);
+      p.scale = std::move(q.q.scale);
+      p.zero_point = std::move(q.q.zero_point);
+      p.method = "gptq";
+      losses.push_back({{"weight", w.name}, {"loss", q.loss}, {"rtn_loss", q.rtn_loss},
+                        {"ratio", q.rtn_loss > 0 ? q.loss / q.rtn_loss : 1.0}});
+    } else {
+      p = rtn_point(w, f);
+    }
+    p.consumers.push_back(node_label(*c.node));
+    pts.weight[w.name] = pts.points.size();
+    pts.points.push_back(std::move(p));
+    ++pts.weights;
+  }
+  if (wc.gptq) {
+    res.gptq["damp"] = wc.damp;
+    res.gptq["act_order"] = wc.act_order;
+    res.gptq["lazy_block"] = wc.lazy_block;
+    res.gptq["losses"] = losses;
+  }
+  sel.nodes = kept;
+  sel.activations.clear();
+  sel.groups.clear();
+  return res;
+}
+
+void require_weight_only_opset(const ir::Model& model, const Config& cfg, Plan& plan) {
+  plan.matmul_nbits = cfg.weight_only_cfg.matmul_nbits;
+  if (plan.matmul_nbits || plan.opset_from >= 21) {
+    if (!plan.matmul_nbits) plan.ir_to = std::max<int64_t>(model.ir_version, 10);
+    return;
+  }
+  if (const std::string why = opset_raise_blocker(*model.graph, plan.opset_from, 21); !why.empty())
+    throw UnsupportedError("quantize: mode=weight_only writes DequantizeLinear with block_size, which needs ai.onnx "
+                           "opset >= 21, and the model imports opset " + std::to_string(plan.opset_from) +
+                           ", which cannot be raised: " + why + "; try weight_format=matmul_nbits");
+  plan.opset_to = 21;
+  plan.ir_to = std::max<int64_t>(model.ir_version, 10);
+}
+
+}  // namespace mcc::transforms::quantize

@@ -1,0 +1,45 @@
+// Weight-only quantization (quantize{mode=weight_only}): the weights of MatMul layers (B a
+// float32 constant [K, N], A a float32 activation) become 4- or 8-bit codes in blocks of
+// `block_size` rows along K with one scale (and zero point when weight_zero_point=true) per
+// block and column (quantize/block_quant.h); activations stay float. The model then holds
+// DequantizeLinear(block_size) -> MatMul (opset 21, IR 10) or com.microsoft.MatMulNBits nodes
+// (quantize/apply_blocked.h): weights take an eighth (4-bit) or a quarter (8-bit) of their fp32 bytes.
+//   algorithm=rtn   each block rounded to nearest from its own range; needs no data.
+//   algorithm=gptq  (quantize/gptq.h) the calibration samples run through the float model; the
+//                   Hessian X^T X of every quantized layer's input is accumulated (one per input
+//                   tensor, shared by the layers reading it; a weight read by several layers sums
+//                   theirs) and GPTQ chooses codes that compensate rounding error. The codes are
+//                   recorded (base64, in the point), so --state replays without data.
+// The record adds, per weight, the proxy loss tr((W-Q)^T H (W-Q)) of GPTQ and of RTN on the same
+// calibration inputs (GPTQ only), and the stats count layers, weights and bytes.
+// Does not apply to: Gemm, Conv and other op types (listed as skipped), MatMul whose B is not a
+// float32 constant matrix or whose A is not float32, weights shared with a node left float, graph
+// inputs or outputs. opset < 21 that cannot be raised (QDQ form) is an UnsupportedError naming the
+// op; weight_format=matmul_nbits needs no opset change.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "ir/graph.h"
+#include "transforms/pipeline/pass.h"
+#include "transforms/quantize/config.h"
+#include "transforms/quantize/plan.h"
+#include "transforms/quantize/points.h"
+#include "transforms/quantize/select.h"
+
+namespace mcc::transforms::quantize {
+
+struct WeightOnlyResult {
+  Points points;
+  nlohmann::ordered_json gptq = nlohmann::ordered_json::object();  // calibration and per-weight losses (GPTQ)
+  int64_t samples = 0;
+};
+
+/// The block-wise weight points of the selection (refused nodes move to sel.skipped), their
+/// codes computed by RTN or GPTQ (which runs calibration: UsageError without calib=DIR).
+WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, const Config& cfg, const PassContext& ctx);
+
+/// Raises plan's opset to 21 and IR version to 10 for the QDQ form (UnsupportedError when an op
+/// blocks it); the MatMulNBits form keeps them.
+void require_weight_only_opset(const ir::Model& model, const Config& cfg, Plan& plan);
+
+}  // namespace mcc::transforms::quantize
