@@ -84,6 +84,9 @@ constexpr StageFlag kStageFlags[] = {
     {.flag = "--no-bias", .key = "quantize_bias", .help = "Keep Conv/Gemm biases in float32", .sets = "false"},
     {.flag = "--no-bias-correction", .key = "bias_correction",
      .help = "Do not correct biases for the mean shift weight rounding causes", .sets = "false"},
+    {.flag = "--smooth-quant", .key = "smooth_quant",
+     .help = "SmoothQuant strength ALPHA in (0, 1], e.g. 0.5: move LayerNorm output outliers into the MatMul/Gemm "
+             "weights reading them before calibrating; 0: off"},
 };
 
 struct QuantizeOptions {

@@ -37,6 +37,7 @@ constexpr AddedOption kAddedOptions[] = {{"quantize", "holdout", "0"},
                                          {"quantize", "depthwise_per_channel", "false"},
                                          {"quantize", "mode", "static"},
                                          {"quantize", "embeddings", "false"},
+                                         {"quantize", "smooth_quant", "0"},
                                          {"quantize", "bits", "4"},
                                          {"quantize", "block_size", "32"},
                                          {"quantize", "weight_zero_point", "false"},
@@ -89,8 +90,8 @@ ordered_json comparable_stages(ordered_json stages) {
     for (const auto& a : kAddedOptions)
       if (s.value("pass", "") == a.stage && s.contains("options") && s["options"].contains(a.key) &&
           (s["options"][a.key].dump() == a.old_value ||
-           (s["options"][a.key].is_string() && s["options"][a.key].get<std::string>() == a.old_value)))
            (s["options"][a.key].is_number() && s["options"][a.key] == ordered_json::parse(a.old_value)) ||
+           (s["options"][a.key].is_string() && s["options"][a.key].get<std::string>() == a.old_value)))
         s["options"].erase(a.key);
     for (const auto& a : kAddedFields)
       if (s.value("pass", "") == a.stage && s.contains(a.section) && s[a.section].contains(a.key) &&

@@ -110,6 +110,11 @@ Config read_config(const Options& o) {
     if (c.measured || c.widen_db > 0)
       throw UsageError("quantize: mode=dynamic measures nothing; drop method=auto, mixed_target, keep_float_top and widen_below_db");
   }
+  c.smooth_alpha = o.get_float("smooth_quant");
+  if (!(c.smooth_alpha >= 0 && c.smooth_alpha <= 1))
+    throw UsageError("quantize: smooth_quant must be in (0, 1] (0: off), got " + std::to_string(c.smooth_alpha));
+  if (c.smooth_alpha > 0 && o.get_string("mode") != "static")
+    throw UsageError("quantize: smooth_quant needs mode=static (it moves activation ranges into weights before calibration)");
   return c;
 }
 

@@ -40,6 +40,7 @@ struct Config {
   double mixed_target = 0;        // measured: keep float until mean cosine >= this (0: off)
   int64_t keep_top = 0;           // measured: keep exactly this many float (0: off)
   int64_t sensitivity_samples = 4;
+  double smooth_alpha = 0;        // smooth_quant=ALPHA: SmoothQuant migration strength in (0, 1] (0: off; quantize/smooth.h)
   bool wide_fallback = false;     // mixed_fallback=16bit and a mixed search asked for
   bool measured = false;          // method=auto, mixed_target or keep_float_top: the measure runs
   bool dynamic = false;           // mode=dynamic: activations quantized at run time (quantize/dynamic.h)

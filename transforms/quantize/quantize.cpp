@@ -45,6 +45,14 @@
 //   not int8; replay needs no data. The target is met on calibration samples: set it a little
 //   above the bar wanted on other data. Off by default: the measure runs the model once per
 //   activation and candidate on each sample. Measured figures: README.md, Benchmarks.
+// SmoothQuant (smooth_quant=ALPHA in (0, 1], static mode, off by default; quantize/smooth.h): for
+//   each LayerNormalization (last axis, constant gamma/beta) read by quantized MatMul/Gemm
+//   layers with constant weights, one calibration pass over the float model gives each channel's
+//   max |x|; s[j] = max|x_j|^ALPHA / max|W_j|^(1-ALPHA) is folded as gamma/s, beta/s and s*W
+//   (rows j), so outlier channels stop setting the int8 range; readers that stay float (a
+//   residual Add) get a copy of the LayerNormalization, else the graph gains no node. The stage
+//   then calibrates the smoothed model. record.smooth_quant holds every scale (replayed with no
+//   data) and what was left alone, with its reason; stats smooth_quant_layers/_readers/_float_copies.
 // Depthwise inputs (quantize/depthwise.h, depthwise_per_channel=true): an activation read only by
 //   depthwise Convs gets one scale per channel (axis 1) from its per-channel calibrated range.
 // Shared scales: the quantized inputs of a Concat are one group with the union of their ranges.
@@ -97,6 +105,8 @@
 #include "transforms/quantize/record.h"
 #include "transforms/quantize/select.h"
 #include "transforms/quantize/sensitivity.h"
+#include "transforms/quantize/weight_only.h"
+#include "transforms/quantize/smooth.h"
 
 namespace fs = std::filesystem;
 
@@ -104,7 +114,6 @@ namespace mcc::transforms::quantize {
 
 namespace {
 
-#include "transforms/quantize/weight_only.h"
 using json = nlohmann::ordered_json;
 
 /// The calibration step's outcome.
@@ -228,6 +237,9 @@ class QuantizePass : public Pass {
             {"quantize_bias", OptionType::Bool, "true", "Quantize Conv/Gemm biases to int32", {}},
             {"bias_correction", OptionType::Bool, "true",
              "Correct Conv/Gemm biases by the expected output shift of weight rounding (calibrated input means)", {}},
+            {"smooth_quant", OptionType::Float, "0",
+             "SmoothQuant: move activation outliers of LayerNormalization outputs read by quantized MatMul/Gemm into "
+             "their weights, s = max|X|^a / max|W|^(1-a), with this a in (0, 1] (0: off; static mode)", {}},
             {"widen_below_db", OptionType::Float, "0",
              "Give 16-bit activations (uint16/int16, opset raised to 21) to inputs whose estimated 8-bit SNR at "
              "their Conv/Gemm is below this many dB (0: never)", {}},
@@ -248,17 +260,6 @@ class QuantizePass : public Pass {
             {"embeddings", OptionType::Bool, "false",
              "mode=dynamic: also store Gather tables (float32 constant [rows, width]) as int8, one scale per row "
              "(per tensor with per_channel=false), read through DequantizeLinear", {}},
-        },
-        {{"fp16", "calibration and QDQ scales need the float32 model; fp16 and quantize are alternatives"}}};
-    return kInfo;
-  }
-
-  PassResult run(ir::Model& model, PassContext& ctx) override {
-    const Options& o = ctx.options;
-    const Config cfg = read_config(o);
-    if (ctx.replay && !ctx.replay->empty()) return replay(model, *ctx.replay);
-    auto excludes = parse_excludes(o.get_list("exclude"));
-    auto rules = parse_rules(o.get_list("rules"));
             {"bits", OptionType::Int, "4", "mode=weight_only: bits per weight (4 or 8)", {}},
             {"block_size", OptionType::Int, "32",
              "mode=weight_only: weights per scale along the MatMul weight's K axis (a power of two >= 16)", {}},
@@ -274,14 +275,27 @@ class QuantizePass : public Pass {
             {"weight_format", OptionType::String, "qdq",
              "mode=weight_only: qdq (DequantizeLinear with block_size -> MatMul, opset 21) or matmul_nbits "
              "(ONNX Runtime's com.microsoft.MatMulNBits)", {"qdq", "matmul_nbits"}},
+        },
+        {{"fp16", "calibration and QDQ scales need the float32 model; fp16 and quantize are alternatives"}}};
+    return kInfo;
+  }
+
+  PassResult run(ir::Model& model, PassContext& ctx) override {
+    const Options& o = ctx.options;
+    const Config cfg = read_config(o);
+    if (ctx.replay && !ctx.replay->empty()) return replay(model, *ctx.replay);
+    auto excludes = parse_excludes(o.get_list("exclude"));
+    auto rules = parse_rules(o.get_list("rules"));
     Selection sel = select(model, cfg.select, excludes, rules);
     if (sel.already_quantized) return already_quantized();
     const json matched = matched_json(rules, excludes);
     if (cfg.dynamic) return run_dynamic(model, sel, cfg, matched);
+    if (cfg.weight_only) return run_weight_only(model, sel, cfg, matched, ctx);
     if (cfg.depthwise_per_channel) mark_depthwise_inputs(sel);
 
     Plan plan = unchanged_plan(model);
     require_opset(model, sel, any_16bit(sel), plan);  // before any calibration work
+    const Smoothed smooth = smooth_quant(model, sel, cfg, ctx);  // calibrates the float model; then it is smoothed
     const Calibrated calib = calibrate_selection(model, sel, cfg, ctx);
     fill_channel_ranges(sel, calib.result, cfg);
     ActivationRanges acts = activation_ranges(sel, calib.result, cfg);
@@ -289,7 +303,6 @@ class QuantizePass : public Pass {
     Measured measured;
     if (cfg.measured && !calib.dir.empty())
       measured = measure_sensitivity(model, calib.dir, ctx.threads, sel, calib.result, cfg, acts, plan);
-    if (cfg.weight_only) return run_weight_only(model, sel, cfg, matched, ctx);
 
     const Points points = build_points(model, sel, cfg, acts.ok, acts.range);
     plan.points = points.points;
@@ -304,7 +317,9 @@ class QuantizePass : public Pass {
     PassResult res;
     res.modified = !plan.points.empty();
     res.stats = stage_stats(sel, plan, points, calib.result.samples, bias, measured, census);
+    add_smooth_stats(res.stats, smooth);
     res.record = stage_record({plan, calib.record, matched, sel, acts, points, bias, measured, res.stats});
+    if (smooth.enabled) res.record["smooth_quant"] = smooth.record;
     spdlog::info("quantize: {} nodes, {} activations, {} weights, {} biases, {} shared-scale groups", sel.nodes.size(),
                  points.activation.size(), points.weights, points.biases, plan.groups.size());
     return res;
@@ -338,20 +353,6 @@ class QuantizePass : public Pass {
     return res;
   }
 
-  PassResult replay(ir::Model& model, const json& rec) {
-    PassResult res;
-    if (rec.value("already_quantized", false)) {
-      res.stats["already_quantized"] = true;
-      res.record = rec;
-      return res;
-    }
-    Plan plan;
-    try {
-      if (rec.value("format", 0) != 1) throw ModelError("unknown record format");
-      plan.opset_from = rec.at("opset").at("from").get<int64_t>();
-      plan.opset_to = rec.at("opset").at("to").get<int64_t>();
-      plan.ir_from = rec.at("ir_version").at("from").get<int64_t>();
-      plan.ir_to = rec.at("ir_version").at("to").get<int64_t>();
   /// mode=weight_only: block-wise MatMul weights; activations stay float (quantize/weight_only.h).
   static PassResult run_weight_only(ir::Model& model, Selection& sel, const Config& cfg, const json& matched,
                                     const PassContext& ctx) {
@@ -395,8 +396,25 @@ class QuantizePass : public Pass {
     return res;
   }
 
+  PassResult replay(ir::Model& model, const json& rec) {
+    PassResult res;
+    if (rec.value("already_quantized", false)) {
+      res.stats["already_quantized"] = true;
+      res.record = rec;
+      return res;
+    }
+    Plan plan;
+    try {
+      if (rec.value("format", 0) != 1) throw ModelError("unknown record format");
+      plan.opset_from = rec.at("opset").at("from").get<int64_t>();
+      plan.opset_to = rec.at("opset").at("to").get<int64_t>();
+      plan.ir_from = rec.at("ir_version").at("from").get<int64_t>();
+      plan.ir_to = rec.at("ir_version").at("to").get<int64_t>();
       for (const auto& p : rec.at("points")) plan.points.push_back(point_from_json(p));
       plan.groups = rec.at("groups").get<std::vector<std::vector<std::string>>>();
+      const std::string weight_format = rec.value("weight_format", std::string("qdq"));
+      if (weight_format != "qdq" && weight_format != "matmul_nbits") throw ModelError("unknown weight_format '" + weight_format + "'");
+      plan.matmul_nbits = weight_format == "matmul_nbits";
     } catch (const nlohmann::json::exception& e) {
       throw ModelError(std::string("quantize: the state's record is invalid: ") + e.what());
     } catch (const Error& e) {
@@ -407,13 +425,11 @@ class QuantizePass : public Pass {
                        " and IR version " + std::to_string(plan.ir_from) + "; this one has opset " +
                        std::to_string(model.opset("")) + " and IR version " + std::to_string(model.ir_version));
     try {
+      if (rec.contains("smooth_quant")) apply_smooth_record(model, rec["smooth_quant"]);  // before the points' weights
       if (rec.contains("bias_correction")) apply_bias_corrections(*model.graph, rec["bias_correction"].at("corrected"));
       apply_plan(model, plan);
     } catch (const nlohmann::json::exception& e) {
       throw ModelError(std::string("quantize: the state's bias corrections are invalid: ") + e.what());
-      const std::string weight_format = rec.value("weight_format", std::string("qdq"));
-      if (weight_format != "qdq" && weight_format != "matmul_nbits") throw ModelError("unknown weight_format '" + weight_format + "'");
-      plan.matmul_nbits = weight_format == "matmul_nbits";
     } catch (Error& e) {
       e.add_context("quantize: the state does not fit this model");
       throw;
