@@ -88,7 +88,7 @@ def cpu_vs_ort(mcc, model, work, n):
         rep = json.loads(r.stdout)
     except json.JSONDecodeError:
         return {"exit": r.returncode, "error": r.stderr.strip()[-500:]}
-    worst = min((o.get("cosine", 1.0) for s in rep.get("samples", []) for o in s.get("outputs", [])), default=None)
+    worst = min((o["min_cosine"] for o in rep.get("outputs", [])), default=None)
     return {"exit": r.returncode, "least_cosine": worst}
 
 

@@ -101,6 +101,7 @@ Config read_config(const Options& o) {
   c.dynamic = mode == "dynamic";
   c.weight_only = mode == "weight_only";
   read_weight_only(o, c);
+  c.float_gelu_inputs = o.get_bool("float_gelu_inputs");
   c.embeddings = o.get_bool("embeddings");
   if (c.embeddings && !c.dynamic) throw UsageError("quantize: embeddings=true needs mode=dynamic");
   if (c.dynamic) {

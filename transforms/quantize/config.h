@@ -45,9 +45,10 @@ struct Config {
   bool measured = false;          // method=auto, mixed_target or keep_float_top: the measure runs
   bool dynamic = false;           // mode=dynamic: activations quantized at run time (quantize/dynamic.h)
   bool embeddings = false;        // mode=dynamic: Gather tables stored as int8 too
-
+  bool float_gelu_inputs = true;  // mode=dynamic: MatMul/Gemm reading a GELU output keep a float input
   bool weight_only = false;       // mode=weight_only: block-wise int4/int8 MatMul weights (quantize/weight_only.h)
   WeightOnlyConfig weight_only_cfg;
+
   /// Whether an activation of type `dt` is quantized with a symmetric range.
   bool symmetric(ir::DType dt) const { return is_signed_activation(dt) || symmetric_unsigned; }
 };

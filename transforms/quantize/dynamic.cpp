@@ -31,6 +31,28 @@ std::string dynamic_refusal(const Candidate& c) {
 
 int weight_axis(const Candidate& c) { return c.settings.per_channel ? c.slots.weight_axis : -1; }
 
+/// Whether v is a GELU output: a Gelu node (ai.onnx 20, com.microsoft Gelu/FastGelu/BiasGelu), or
+/// a Mul whose operands reach an Erf or Tanh within three producers through Mul/Add/Div/Sub (the
+/// exported forms x * 0.5 * (1 + erf(x / sqrt 2)) and 0.5 * x * (1 + tanh(...))).
+bool is_gelu_output(const ir::Value* v) {
+  const ir::Node* n = v ? v->producer : nullptr;
+  if (!n) return false;
+  if (n->op_type == "Gelu" || n->op_type == "FastGelu" || n->op_type == "BiasGelu") return true;
+  if (!n->is("Mul")) return false;
+  std::vector<std::pair<const ir::Node*, int>> todo{{n, 0}};
+  while (!todo.empty()) {
+    const auto [m, depth] = todo.back();
+    todo.pop_back();
+    for (const ir::Value* in : m->inputs) {
+      const ir::Node* p = in ? in->producer : nullptr;
+      if (!p || p->owner != n->owner) continue;
+      if (p->is("Erf") || p->is("Tanh")) return true;
+      if (depth < 3 && (p->is("Mul") || p->is("Add") || p->is("Div") || p->is("Sub"))) todo.push_back({p, depth + 1});
+    }
+  }
+  return false;
+}
+
 /// The Gather tables of g as int8 weight points (consumers: the Gathers that read them).
 void add_embedding_points(const ir::Model& model, const Config& cfg, Points& pts) {
   const ir::Graph& g = *model.graph;
@@ -46,7 +68,7 @@ void add_embedding_points(const ir::Model& model, const Config& cfg, Points& pts
       if (u.user->owner == &g && u.user->is("Gather") && u.input_index == 0 && u.user->attr_int("axis", 0) == 0)
         readers.push_back(node_label(*u.user));
     if (readers.size() != t->uses.size()) continue;  // read by something else: stays float
-    QPoint p = weight_point(*t, cfg.select.defaults.per_channel ? 0 : -1);
+    QPoint p = weight_point(*t, cfg.select.defaults.per_channel ? 1 : -1);
     p.consumers = readers;
     pts.weight[t->name] = pts.points.size();
     pts.points.push_back(std::move(p));
@@ -85,6 +107,15 @@ Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg)
     }
     kept.swap(next);
   }
+  // Layers reading a GELU output keep a float input (int8 weights behind DequantizeLinear): a few
+  // channels of a GELU output run 10-100x the rest, and one run-time uint8 range for the whole
+  // tensor loses the small values that carry most of the signal.
+  std::vector<Candidate> float_input;
+  if (cfg.float_gelu_inputs) {
+    std::vector<Candidate> rest;
+    for (const Candidate& c : kept) (is_gelu_output(c.node->input(0)) ? float_input : rest).push_back(c);
+    kept.swap(rest);
+  }
   for (const Candidate& c : kept) {
     const std::string& a = c.node->input(0)->name;
     if (!pts.activation.count(a)) {
@@ -106,6 +137,22 @@ Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg)
     pts.points.push_back(weight_point(*w, weight_axis(c)));
     ++pts.weights;
   }
+  for (const Candidate& c : float_input) {
+    const ir::Value* w = c.node->input(1);
+    if (const auto it = pts.weight.find(w->name); it != pts.weight.end()) {
+      // Shared with a layer quantized at run time: that layer's integer weight is written; this one reads the float.
+      pts.skipped.push_back({{"tensor", w->name}, {"reason", "also read by a layer with a GELU input, which keeps it float"}});
+      continue;
+    }
+    QPoint p = weight_point(*w, weight_axis(c));
+    p.consumers.push_back(node_label(*c.node));
+    p.note = "input is a GELU output: kept float, weight int8 (float_gelu_inputs=true)";
+    pts.weight[w->name] = pts.points.size();
+    pts.points.push_back(std::move(p));
+    ++pts.weights;
+    ++pts.float_inputs;
+  }
+  kept.insert(kept.end(), float_input.begin(), float_input.end());
   if (cfg.embeddings) add_embedding_points(model, cfg, pts);
   sel.nodes = kept;
   sel.activations.clear();
@@ -121,7 +168,7 @@ void require_dynamic_opset(const ir::Model& model, const Selection& sel, const P
   if (plan.opset_from >= need) return;
   if (const std::string why = opset_raise_blocker(*model.graph, plan.opset_from, need); !why.empty())
     throw UnsupportedError("quantize: mode=dynamic needs ai.onnx opset >= " + std::to_string(need) +
-                           (per_row ? " (per-row embedding tables)" : " (DynamicQuantizeLinear)") +
+                           (per_row ? " (per-row or per-channel DequantizeLinear)" : " (DynamicQuantizeLinear)") +
                            " and the model imports opset " + std::to_string(plan.opset_from) +
                            ", which cannot be raised: " + why);
   plan.opset_to = need;

@@ -26,6 +26,7 @@ struct Points {
   std::map<std::string, size_t> weight;       // tensor -> index in points
   int64_t weights = 0, biases = 0;
   int64_t embeddings = 0;                     // mode=dynamic embeddings=true: Gather tables stored as int8
+  int64_t float_inputs = 0;                   // mode=dynamic: layers keeping a float input (GELU outputs), int8 weights
   int64_t guarded = 0;                        // bias overflow guards: weight scales widened
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();  // {tensor, reason}: kept float32
 };

@@ -11,7 +11,7 @@
 //   get int8 weights offline and their input quantized at run time (DynamicQuantizeLinear ->
 //   MatMulInteger -> Cast -> Mul by a_scale * w_scale[n], then a Gemm's bias Add), the form ONNX
 //   Runtime's quantize_dynamic writes; nothing is calibrated, activations are recorded as dynamic
-//   points with no scale; embeddings=true also stores Gather tables as int8 (per row).
+//   points with no scale; embeddings=true also stores Gather tables as int8 (per column).
 // Weight-only mode (mode=weight_only; quantize/weight_only.h, quantize/apply_blocked.h): MatMul
 //   weights as int4/uint4/int8/uint8 blocks of block_size rows along K, activations float;
 //   algorithm=rtn (no data) or gptq (calibrated layer-input Hessians; codes recorded); written as
@@ -258,8 +258,12 @@ class QuantizePass : public Pass {
              "weights int4/int8 in blocks along K, activations float (DequantizeLinear with block_size, opset 21, "
              "or com.microsoft.MatMulNBits)", {"static", "dynamic", "weight_only"}},
             {"embeddings", OptionType::Bool, "false",
-             "mode=dynamic: also store Gather tables (float32 constant [rows, width]) as int8, one scale per row "
+             "mode=dynamic: also store Gather tables (float32 constant [rows, width]) as int8, one scale per column "
              "(per tensor with per_channel=false), read through DequantizeLinear", {}},
+            {"float_gelu_inputs", OptionType::Bool, "true",
+             "mode=dynamic: MatMul/Gemm layers reading a GELU output keep a float input (their weights int8 per "
+             "channel behind DequantizeLinear): one run-time uint8 range over a GELU output's outlier channels "
+             "costs most of a transformer's accuracy", {}, "false"},
             {"bits", OptionType::Int, "4", "mode=weight_only: bits per weight (4 or 8)", {}},
             {"block_size", OptionType::Int, "32",
              "mode=weight_only: weights per scale along the MatMul weight's K axis (a power of two >= 16)", {}},
@@ -338,7 +342,8 @@ class QuantizePass : public Pass {
     res.modified = !plan.points.empty();
     res.stats = stage_stats(sel, plan, points, 0, BiasCorrections{}, Measured{}, census);
     res.stats["mode"] = "dynamic";
-    res.stats["layers_dynamic"] = static_cast<int64_t>(sel.nodes.size());
+    res.stats["layers_dynamic"] = static_cast<int64_t>(sel.nodes.size()) - points.float_inputs;
+    res.stats["layers_float_input"] = points.float_inputs;
     res.stats["embedding_tables"] = points.embeddings;
     const json no_calibration = json::object();
     json rec = stage_record({plan, no_calibration, matched, sel, ActivationRanges{}, points, BiasCorrections{}, Measured{}, res.stats});

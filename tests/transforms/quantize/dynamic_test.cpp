@@ -184,7 +184,7 @@ TEST_CASE("quantize mode=dynamic: apply_plan refuses a dynamic point whose consu
   CHECK_THROWS_AS(transforms::quantize::apply_plan(m2, plan), ModelError);
 }
 
-TEST_CASE("quantize mode=dynamic embeddings=true: the Gather table becomes int8 per row behind a DequantizeLinear") {
+TEST_CASE("quantize mode=dynamic embeddings=true: the Gather table becomes int8 per column behind a DequantizeLinear") {
   ir::Model m = test::transformer_block();
   const auto want = test::run_cpu(m, test::transformer_block_feeds());
   const auto res = test::run_quantize(m, {{"mode", "dynamic"}, {"embeddings", "true"}});
@@ -194,11 +194,11 @@ TEST_CASE("quantize mode=dynamic embeddings=true: the Gather table becomes int8 
   REQUIRE(e != nullptr);
   REQUIRE(e->producer != nullptr);
   CHECK(e->producer->op_type == "DequantizeLinear");
-  CHECK(e->producer->attr_int("axis", -1) == 0);
+  CHECK(e->producer->attr_int("axis", -1) == 1);
   const ir::Value* eq = m.graph->find_value("E_quantized");
   REQUIRE(eq != nullptr);
   CHECK(eq->initializer->dtype() == ir::DType::I8);
-  CHECK(m.graph->find_value("E_scale")->initializer->dims() == std::vector<int64_t>{test::kVocab});
+  CHECK(m.graph->find_value("E_scale")->initializer->dims() == std::vector<int64_t>{test::kHidden});
   const json* pe = point(res.record, "E");
   REQUIRE(pe != nullptr);
   CHECK((*pe)["consumers"] == json::array({"embed"}));
@@ -209,4 +209,50 @@ TEST_CASE("quantize mode=dynamic embeddings=true: the Gather table becomes int8 
   CHECK(test::run_quantize(plain, {{"mode", "dynamic"}}).stats["embedding_tables"] == 0);
   CHECK(plain.graph->find_value("E")->initializer);
   CHECK_THROWS_AS(test::run_quantize(plain, {{"embeddings", "true"}}), UsageError);
+}
+
+TEST_CASE("quantize mode=dynamic: a MatMul reading a GELU output keeps a float input, its weight int8 per channel") {
+  // h = MatMul(x, W1); g = h * 0.5 * (1 + erf(h / sqrt 2)) (the exported GELU); y = MatMul(g, W2)
+  auto build = [] {
+    ir::Model m = test::empty_model(17);
+    ir::Graph& g = *m.graph;
+    ir::Value& x = test::add_input(g, "x", {2, 8, 16});
+    auto& up = test::add_node(g, "MatMul", "up", {&x, &test::add_random_init(g, "W1", {16, 32}, 11)}, {"h"}, 17);
+    ir::Value& rt2 = g.add_initializer("sqrt2", ir::Tensor::scalar<float>(1.4142135f));
+    ir::Value& one = g.add_initializer("one", ir::Tensor::scalar<float>(1.f));
+    ir::Value& half = g.add_initializer("half", ir::Tensor::scalar<float>(0.5f));
+    auto& div = test::add_node(g, "Div", "div", {up.outputs[0], &rt2}, {"hd"}, 17);
+    auto& erf = test::add_node(g, "Erf", "erf", {div.outputs[0]}, {"he"}, 17);
+    auto& add = test::add_node(g, "Add", "add", {erf.outputs[0], &one}, {"ha"}, 17);
+    auto& mul = test::add_node(g, "Mul", "mul", {up.outputs[0], add.outputs[0]}, {"hm"}, 17);
+    auto& gelu = test::add_node(g, "Mul", "gelu", {mul.outputs[0], &half}, {"gl"}, 17);
+    auto& down = test::add_node(g, "MatMul", "down", {gelu.outputs[0], &test::add_random_init(g, "W2", {32, 16}, 12)}, {"y"}, 17);
+    test::mark_output(g, *down.outputs[0]);
+    return m;
+  };
+  ir::Model m = build();
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}});
+  CHECK(res.stats["layers_dynamic"] == 1);
+  CHECK(res.stats["layers_float_input"] == 1);
+  CHECK(test::count_ops(m, "MatMulInteger") == 1);  // up
+  CHECK(test::count_ops(m, "MatMul") == 1);         // down, reading the float GELU output
+  const ir::Value* w2 = m.graph->find_value("W2");
+  REQUIRE(w2 != nullptr);
+  REQUIRE(w2->producer != nullptr);
+  CHECK(w2->producer->op_type == "DequantizeLinear");
+  CHECK(w2->producer->attr_int("axis", -1) == 1);
+  CHECK(m.graph->find_value("W2_quantized")->initializer->dtype() == ir::DType::I8);
+  const json* pw = point(res.record, "W2");
+  REQUIRE(pw != nullptr);
+  CHECK((*pw)["note"].get<std::string>().find("GELU") != std::string::npos);
+  CHECK((*pw)["consumers"] == json::array({"down"}));
+  // Replay: the same graph with no data.
+  ir::Model again = build();
+  const json rec = res.record;
+  test::run_quantize(again, {{"mode", "dynamic"}}, &rec);
+  CHECK(test::max_abs_diff(test::run_cpu(again, test::random_feeds(again, 3)), test::run_cpu(m, test::random_feeds(m, 3))) == 0.0);
+  // float_gelu_inputs=false: both layers are quantized at run time.
+  ir::Model off = build();
+  CHECK(test::run_quantize(off, {{"mode", "dynamic"}, {"float_gelu_inputs", "false"}}).stats["layers_dynamic"] == 2);
+  CHECK(test::count_ops(off, "MatMulInteger") == 2);
 }
