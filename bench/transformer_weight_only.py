@@ -135,6 +135,9 @@ class CalibReader:
     def rewind(self):
         self.i = 0
 
+    def __iter__(self):  # neural-compressor's GPTQ (behind ONNX Runtime's) iterates over the reader
+        return iter(self.items)
+
 
 def ort_nbits(a, work, samples, name, config_fn):
     try:

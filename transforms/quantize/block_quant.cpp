@@ -16,8 +16,28 @@ ir::DType BlockFormat::dtype() const {
 int64_t BlockFormat::qmin() const { return zero_point ? 0 : -(int64_t{1} << (bits - 1)); }
 int64_t BlockFormat::qmax() const { return zero_point ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1; }
 
-BlockParams block_params(const float* x, int64_t n, int64_t stride, const BlockFormat& f) {
+namespace {
+
+/// The parameters of range [lo, hi] (lo <= 0 <= hi) shrunk by `factor` (1: the full range);
+/// symmetric blocks use amax / qmax, or amax / (qmax + 1) with `wide_negative` (the largest
+/// magnitude lands on the extra negative code, as -8 of int4).
+BlockParams range_params(float lo, float hi, double factor, bool wide_negative, const BlockFormat& f) {
   BlockParams p;
+  if (!f.zero_point) {
+    const double amax = std::max(-lo, hi) * factor;
+    if (amax > 0) p.scale = static_cast<float>(amax / static_cast<double>(f.qmax() + (wide_negative ? 1 : 0)));
+  } else if (hi > lo) {
+    p.scale = static_cast<float>((static_cast<double>(hi) - lo) * factor / static_cast<double>(f.qmax()));
+    const double z = std::nearbyint(-static_cast<double>(lo) * factor / static_cast<double>(p.scale));
+    p.zero_point = static_cast<int32_t>(std::clamp<double>(z, 0, static_cast<double>(f.qmax())));
+  }
+  if (!(p.scale > 0) || !std::isfinite(p.scale)) p.scale = 1;  // subnormal ranges: codes stay near 0
+  return p;
+}
+
+}  // namespace
+
+BlockParams block_params(const float* x, int64_t n, int64_t stride, const BlockFormat& f) {
   float lo = 0, hi = 0;
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i * stride];
@@ -25,16 +45,32 @@ BlockParams block_params(const float* x, int64_t n, int64_t stride, const BlockF
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
-  if (!f.zero_point) {
-    const float amax = std::max(-lo, hi);
-    if (amax > 0) p.scale = amax / static_cast<float>(f.qmax());
-  } else if (hi > lo) {
-    p.scale = (hi - lo) / static_cast<float>(f.qmax());
-    const double z = std::nearbyint(static_cast<double>(-lo) / static_cast<double>(p.scale));
-    p.zero_point = static_cast<int32_t>(std::clamp<double>(z, 0, static_cast<double>(f.qmax())));
+  BlockParams best = range_params(lo, hi, 1.0, false, f);
+  if (!f.search) return best;
+  auto sse = [&](const BlockParams& p) {
+    double e = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = x[i * stride];
+      if (!std::isfinite(v)) continue;
+      const double d = static_cast<double>(v) - static_cast<double>(static_cast<float>(block_code(v, p, f) - p.zero_point) * p.scale);
+      e += d * d;
+    }
+    return e;
+  };
+  double best_err = sse(best);
+  // Candidates in a fixed order; a later one wins only when strictly better.
+  for (int step = 0; step <= kSearchSteps; ++step) {
+    const double factor = 1.0 - 0.4 * step / kSearchSteps;
+    for (bool wide : {false, true}) {
+      if (wide && f.zero_point) continue;
+      const BlockParams p = range_params(lo, hi, factor, wide, f);
+      if (const double e = sse(p); e < best_err) {
+        best = p;
+        best_err = e;
+      }
+    }
   }
-  if (!(p.scale > 0) || !std::isfinite(p.scale)) p.scale = 1;  // subnormal ranges: codes stay near 0
-  return p;
+  return best;
 }
 
 int32_t block_code(float w, const BlockParams& p, const BlockFormat& f) {

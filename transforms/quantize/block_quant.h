@@ -4,7 +4,12 @@
 //   symmetric  (int4/int8):   s = max|w| / qmax (7 or 127), z = 0, q = clamp(round(w / s), qmin, qmax)
 //   asymmetric (uint4/uint8): lo = min(0, min w), hi = max(0, max w), s = (hi - lo) / (2^bits - 1),
 //                             z = clamp(round(-lo / s)), q = clamp(round(w / s) + z, 0, 2^bits - 1)
-// round = half to even. A block of zeros gets s = 1. The last block of a K that is not a multiple
+// round = half to even. A block of zeros gets s = 1.
+// Range search (search=true, weight_only's scale_search): the range above shrunk by factors 1, 0.98,
+// ..., 0.6 (kSearchSteps + 1 of them) and, symmetric, also s = max|w| / (qmax + 1) (the largest
+// magnitude on the extra negative code, -8 of int4, the form ONNX Runtime's MLAS quantizer uses,
+// clamped to qmax on the positive side); the candidate with the least sum of squared dequantization
+// errors over the block wins (the full range on ties). The last block of a K that is not a multiple
 // of block_size is shorter. Scales and zero points are laid out [ceil(K / block_size), N]
 // row-major, the shape DequantizeLinear's block_size form takes (opset 21). Codes are stored as
 // DequantizeLinear reads them: the weight's shape, 4-bit codes packed two per byte, low nibble
@@ -19,10 +24,13 @@
 
 namespace mcc::transforms::quantize {
 
+inline constexpr int kSearchSteps = 20;
+
 struct BlockFormat {
   int bits = 4;             // 4 or 8
   int64_t block_size = 32;
   bool zero_point = false;  // asymmetric (unsigned codes with zero points)
+  bool search = false;      // search each block's range for the least squared rounding error
   ir::DType dtype() const;  // i4, u4, i8 or u8
   int64_t qmin() const;
   int64_t qmax() const;

@@ -22,6 +22,7 @@ void read_weight_only(const Options& o, Config& c) {
   w.bits = static_cast<int>(o.get_int("bits"));
   w.block_size = o.get_int("block_size");
   w.zero_point = o.get_bool("weight_zero_point");
+  w.scale_search = o.get_bool("scale_search");
   const std::string& algorithm = o.get_string("algorithm");
   w.gptq = algorithm == "gptq";
   w.damp = o.get_float("gptq_damp");
@@ -32,8 +33,9 @@ void read_weight_only(const Options& o, Config& c) {
   if (!c.weight_only) {
     const WeightOnlyConfig d;
     if (w.bits != d.bits || w.block_size != d.block_size || w.zero_point != d.zero_point || w.gptq ||
+        w.scale_search != d.scale_search ||
         w.damp != d.damp || w.act_order || w.lazy_block != d.lazy_block || w.matmul_nbits)
-      throw UsageError("quantize: bits, block_size, weight_zero_point, algorithm, gptq_* and weight_format "
+      throw UsageError("quantize: bits, block_size, weight_zero_point, scale_search, algorithm, gptq_* and weight_format "
                        "need mode=weight_only");
     return;
   }

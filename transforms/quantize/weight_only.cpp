@@ -40,6 +40,7 @@ BlockFormat block_format(const WeightOnlyConfig& w) {
   f.bits = w.bits;
   f.block_size = w.block_size;
   f.zero_point = w.zero_point;
+  f.search = w.scale_search;
   return f;
 }
 

@@ -305,3 +305,37 @@ TEST_CASE("quantize mode=weight_only: raising opset 17 to 21 moves a Reduce node
   const auto got = test::run_cpu(m, feeds(6)), want = test::run_cpu(before, feeds(6));
   CHECK(got[0].dims() == want[0].dims());  // [1, 32, 1]: still reduced over the last axis only
 }
+
+TEST_CASE("block_quant: the range search never loses to the full range and uses int4's -8 code") {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  BlockFormat full, searched;
+  full.block_size = searched.block_size = 32;
+  searched.search = true;
+  auto sse = [](const std::vector<float>& w, const BlockQuantized& q) {
+    double e = 0;
+    for (int64_t k = 0; k < q.K; ++k)
+      for (int64_t n = 0; n < q.N; ++n) {
+        const double d = w[static_cast<size_t>(k * q.N + n)] - dequantized(q, k, n, 32);
+        e += d * d;
+      }
+    return e;
+  };
+  for (bool zp : {false, true}) {
+    full.zero_point = searched.zero_point = zp;
+    std::vector<float> w(64 * 16);
+    for (float& v : w) v = nd(rng);
+    const double e_full = sse(w, rtn_quantize(w.data(), 64, 16, full)), e_search = sse(w, rtn_quantize(w.data(), 64, 16, searched));
+    MESSAGE(std::string(zp ? "uint4" : "int4") << ": squared error full range " << e_full << ", searched " << e_search);
+    CHECK(e_search < (zp ? 0.99 : 0.9) * e_full);
+  }
+  // A block whose largest magnitude is negative: -8 * (8 / 8) represents it exactly.
+  const float neg[] = {-8.f, 1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f, -1.f, -2.f, -3.f, -4.f, -5.f, -6.f, -7.f, 0.f};
+  BlockFormat f;
+  f.block_size = 16;
+  f.search = true;
+  const BlockQuantized q = rtn_quantize(neg, 16, 1, f);
+  CHECK(q.scale[0] == 1.f);
+  CHECK(q.codes[0] == -8);
+  for (int k = 0; k < 16; ++k) CHECK(dequantized(q, k, 0, 16) == neg[k]);
+}
