@@ -8,10 +8,10 @@ and, when neural-compressor is importable (its SmoothQuant needs neural_compress
 e.g. neural-compressor 3.0.2 from PyPI), its SmoothQuant extra option on MatMul inputs, which
 inserts a Mul before every MatMul input it cannot fold.
 
-Every model is calibrated on and evaluated on the 64 tokenized samples in
-../shared/tools/minilm/samples (the same samples: the figures measure quantization error, not
-generalization), run in ONNX Runtime (the independent reference) against the stored fp32
-sentence_embedding. Reported per model: file size, cosine of sentence_embedding to fp32 (mean
+Every model is calibrated on the 64 tokenized samples in ../shared/tools/minilm/samples and judged
+on the 48 other sentences of bench/minilm_heldout.py, run in ONNX Runtime (the independent
+reference) against ONNX Runtime's fp32 outputs (--judge-calibration judges on the calibration
+samples instead). Reported per model: file size, cosine of sentence_embedding to fp32 (mean
 and min), the largest |difference| of last_hidden_state at unmasked positions; for mcc also the
 stage's stats (smoothed LayerNormalizations, float copies), the seconds it took, and whether
 `--state` replays byte-identically.
@@ -27,6 +27,7 @@ import time
 import onnx
 
 from common import emit_json, run
+from minilm_heldout import heldout_samples, tokenizer_json
 from transformer_fp16 import SAMPLES, load_samples, measure, minilm_work_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,6 +35,7 @@ ROOT = os.path.dirname(HERE)
 
 
 def mcc_static(a, work, samples, name, extra):
+    """mcc quantize calibrated on SAMPLES; `samples` are the ones judged."""
     out = os.path.join(work, name + ".onnx")
     _, secs = run([a.mcc, "quantize", a.model, "-o", out, "--calib", SAMPLES, "--no-check"] + extra)
     onnx.checker.check_model(out, full_check=True)
@@ -76,11 +78,11 @@ class Reader:
         return iter(self.feeds)
 
 
-def ort_static(a, work, samples, name, **kw):
+def ort_static(a, work, samples, name, calib, **kw):
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
     out = os.path.join(work, name + ".onnx")
     t0 = time.perf_counter()
-    quantize_static(a.model, out, Reader(samples), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
+    quantize_static(a.model, out, Reader(calib), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8, per_channel=True, calibrate_method=CalibrationMethod.MinMax, **kw)
     res = measure(out, samples)
     res["seconds"] = round(time.perf_counter() - t0, 2)
@@ -95,12 +97,15 @@ def main():
     ap.add_argument("--alpha", type=float, action="append", default=None)
     ap.add_argument("--work", default=None)
     ap.add_argument("--skip-ort", action="store_true")
+    ap.add_argument("--judge-calibration", action="store_true")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     alphas = a.alpha or [0.5, 0.8]
     work = minilm_work_dir(a, "transformer_static_")
-    samples = load_samples()
-    results = {"samples": len(samples), "fp32": measure(a.model, samples)}
+    calib = load_samples()
+    samples = calib if a.judge_calibration else heldout_samples(work, tokenizer_json(a.model), a.model)
+    results = {"calibration_samples": len(calib), "judged": "calibration samples" if a.judge_calibration else
+               "held-out sentences", "samples": len(samples), "fp32": measure(a.model, samples)}
     results["mcc_static"] = mcc_static(a, work, samples, "mcc_static", [])
     for alpha in alphas:
         results[f"mcc_static_smooth_{alpha:g}"] = mcc_static(a, work, samples, f"mcc_static_sq{alpha:g}",
@@ -108,15 +113,15 @@ def main():
     if not a.skip_ort:
         # MatMul inputs only, as mcc quantizes them (ONNX Runtime also quantizes MatMul outputs by default).
         inputs_only = {"OpTypesToExcludeOutputQuantization": ["MatMul"]}
-        results["ort_static_matmul_inputs"] = ort_static(a, work, samples, "ort_static_matmul_inputs",
+        results["ort_static_matmul_inputs"] = ort_static(a, work, samples, "ort_static_matmul_inputs", calib,
                                                          op_types_to_quantize=["MatMul"], extra_options=inputs_only)
-        results["ort_static_matmul"] = ort_static(a, work, samples, "ort_static_matmul", op_types_to_quantize=["MatMul"])
-        results["ort_static_default"] = ort_static(a, work, samples, "ort_static_default")
+        results["ort_static_matmul"] = ort_static(a, work, samples, "ort_static_matmul", calib, op_types_to_quantize=["MatMul"])
+        results["ort_static_default"] = ort_static(a, work, samples, "ort_static_default", calib)
         try:
             import neural_compressor  # noqa: F401  (ONNX Runtime's SmoothQuant option needs it)
             for alpha in alphas:
                 results[f"ort_static_matmul_inputs_smooth_{alpha:g}"] = ort_static(
-                    a, work, samples, f"ort_static_sq{alpha:g}", op_types_to_quantize=["MatMul"],
+                    a, work, samples, f"ort_static_sq{alpha:g}", calib, op_types_to_quantize=["MatMul"],
                     extra_options=dict(inputs_only, SmoothQuant=True, SmoothQuantAlpha=alpha))
         except Exception as e:  # missing package or a failure inside it: reported, not fatal
             results["ort_static_smooth"] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}

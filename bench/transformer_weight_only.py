@@ -175,6 +175,8 @@ def main():
         a, work, samples, "mcc_gptq_nbits",
         ["--algorithm", "gptq", "--calib", CALIB, "--weight-format", "matmul_nbits"])
     results["mcc_rtn_nbits"] = mcc_weight_only(a, work, samples, "mcc_rtn_nbits", ["--weight-format", "matmul_nbits"])
+    results["mcc_gptq_embeddings"] = mcc_weight_only(a, work, samples, "mcc_gptq_emb",
+                                                     ["--algorithm", "gptq", "--calib", CALIB, "--embeddings"])
     results["ort_default"] = ort_nbits(a, work, samples, "ort_default",
                                        lambda m: m.DefaultWeightOnlyQuantConfig(block_size=a.block_size, is_symmetric=True))
     results["ort_rtn"] = ort_nbits(a, work, samples, "ort_rtn", lambda m: m.RTNWeightOnlyQuantConfig())

@@ -105,7 +105,8 @@ Config read_config(const Options& o) {
   read_weight_only(o, c);
   c.float_gelu_inputs = o.get_bool("float_gelu_inputs");
   c.embeddings = o.get_bool("embeddings");
-  if (c.embeddings && !c.dynamic) throw UsageError("quantize: embeddings=true needs mode=dynamic");
+  if (c.embeddings && !c.dynamic && !c.weight_only)
+    throw UsageError("quantize: embeddings=true needs mode=dynamic or mode=weight_only");
   if (c.dynamic) {
     // Run-time quantization has no calibrated ranges to choose or measure.
     if (c.select.defaults.activation != ir::DType::U8)

@@ -53,7 +53,8 @@ bool is_gelu_output(const ir::Value* v) {
   return false;
 }
 
-/// The Gather tables of g as int8 weight points (consumers: the Gathers that read them).
+}  // namespace
+
 void add_embedding_points(const ir::Model& model, const Config& cfg, Points& pts) {
   const ir::Graph& g = *model.graph;
   const bool ir3 = model.ir_version > 0 && model.ir_version < 4;
@@ -75,6 +76,8 @@ void add_embedding_points(const ir::Model& model, const Config& cfg, Points& pts
     ++pts.embeddings;
   }
 }
+
+namespace {
 
 }  // namespace
 

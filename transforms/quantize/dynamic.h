@@ -33,6 +33,12 @@ namespace mcc::transforms::quantize {
 /// activation (its consumers: the nodes reading it) and one weight point per weight.
 Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg);
 
+/// The Gather tables of the main graph (float32 constants [rows, width] that only axis-0 Gathers
+/// read) as int8 weight points with one scale per column (per tensor with per_channel=false),
+/// their consumers the Gathers; counted in pts.embeddings. Used by embeddings=true in the dynamic
+/// and weight_only modes.
+void add_embedding_points(const ir::Model& model, const Config& cfg, Points& pts);
+
 /// DynamicQuantizeLinear needs ai.onnx opset >= 11: raises plan's opset (and the IR version to
 /// >= 6) when the model's ops allow it, else UnsupportedError naming the op.
 /// Per-row embedding tables need opset >= 13 (DequantizeLinear with an axis).

@@ -258,7 +258,7 @@ class QuantizePass : public Pass {
              "weights int4/int8 in blocks along K, activations float (DequantizeLinear with block_size, opset 21, "
              "or com.microsoft.MatMulNBits)", {"static", "dynamic", "weight_only"}},
             {"embeddings", OptionType::Bool, "false",
-             "mode=dynamic: also store Gather tables (float32 constant [rows, width]) as int8, one scale per column "
+             "mode=dynamic or weight_only: also store Gather tables (float32 constant [rows, width]) as int8, one scale per column "
              "(per tensor with per_channel=false), read through DequantizeLinear", {}},
             {"float_gelu_inputs", OptionType::Bool, "true",
              "mode=dynamic: MatMul/Gemm layers reading a GELU output keep a float input (their weights int8 per "
@@ -370,7 +370,7 @@ class QuantizePass : public Pass {
     plan.points = wo.points.points;
     int64_t bytes_before = 0;
     for (const QPoint& p : plan.points)
-      if (const ir::Value* v = model.graph->find_value(p.tensor); v && v->initializer)
+      if (const ir::Value* v = model.graph->find_value(p.tensor); p.block_size > 0 && v && v->initializer)
         bytes_before += static_cast<int64_t>(v->initializer->nbytes());
     const Census census = layer_census(*model.graph, sel, wo.points);  // before apply_plan renames values
     apply_plan(model, plan);
@@ -382,6 +382,7 @@ class QuantizePass : public Pass {
     res.stats["layers_weight_only"] = static_cast<int64_t>(sel.nodes.size());
     res.stats["weight_bytes_float"] = bytes_before;
     res.stats["weight_bytes_quantized"] = bytes_before / 32 * w.bits;  // codes only; scales come on top
+    res.stats["embedding_tables"] = wo.points.embeddings;
     const json calibration = wo.gptq.contains("calibration") ? wo.gptq["calibration"] : json::object();
     json rec = stage_record({plan, calibration, matched, sel, ActivationRanges{}, wo.points, BiasCorrections{}, Measured{}, res.stats});
     json out;

@@ -11,6 +11,7 @@
 #include "ir/errors.h"
 #include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/calibration.h"
+#include "transforms/quantize/dynamic.h"
 #include "transforms/quantize/gptq.h"
 #include "transforms/quantize/policy.h"
 
@@ -179,6 +180,7 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
     pts.points.push_back(std::move(p));
     ++pts.weights;
   }
+  if (cfg.embeddings) add_embedding_points(model, cfg, pts);
   if (wc.gptq) {
     res.gptq["damp"] = wc.damp;
     res.gptq["act_order"] = wc.act_order;
@@ -193,16 +195,20 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
 
 void require_weight_only_opset(const ir::Model& model, const Config& cfg, Plan& plan) {
   plan.matmul_nbits = cfg.weight_only_cfg.matmul_nbits;
-  if (plan.matmul_nbits || plan.opset_from >= 21) {
-    if (!plan.matmul_nbits) plan.ir_to = std::max<int64_t>(model.ir_version, 10);
+  // The QDQ form needs DequantizeLinear's block_size (21); MatMulNBits needs nothing, unless
+  // embedding tables are stored int8 per column (DequantizeLinear with an axis: 13).
+  const int64_t need = !plan.matmul_nbits ? 21 : cfg.embeddings ? 13 : 0;
+  if (plan.opset_from >= need) {
+    if (need == 21) plan.ir_to = std::max<int64_t>(model.ir_version, 10);
     return;
   }
-  if (const std::string why = opset_raise_blocker(*model.graph, plan.opset_from, 21); !why.empty())
-    throw UnsupportedError("quantize: mode=weight_only writes DequantizeLinear with block_size, which needs ai.onnx "
-                           "opset >= 21, and the model imports opset " + std::to_string(plan.opset_from) +
-                           ", which cannot be raised: " + why + "; try weight_format=matmul_nbits");
-  plan.opset_to = 21;
-  plan.ir_to = std::max<int64_t>(model.ir_version, 10);
+  if (const std::string why = opset_raise_blocker(*model.graph, plan.opset_from, need); !why.empty())
+    throw UnsupportedError("quantize: mode=weight_only writes DequantizeLinear with " +
+                           std::string(need == 21 ? "block_size" : "an axis (embedding tables)") + ", which needs ai.onnx opset >= " +
+                           std::to_string(need) + ", and the model imports opset " + std::to_string(plan.opset_from) +
+                           ", which cannot be raised: " + why + (need == 21 ? "; try weight_format=matmul_nbits" : ""));
+  plan.opset_to = need;
+  plan.ir_to = std::max<int64_t>(model.ir_version, need >= 21 ? 10 : 7);
 }
 
 }  // namespace mcc::transforms::quantize

@@ -339,3 +339,26 @@ TEST_CASE("block_quant: the range search never loses to the full range and uses 
   CHECK(q.codes[0] == -8);
   for (int k = 0; k < 16; ++k) CHECK(dequantized(q, k, 0, 16) == neg[k]);
 }
+
+TEST_CASE("quantize mode=weight_only embeddings=true: the Gather table int8 per column next to int4 MatMul blocks") {
+  for (const char* format : {"qdq", "matmul_nbits"}) {
+    ir::Model m = test::empty_model(17);
+    ir::Graph& g = *m.graph;
+    ir::Value& ids = test::add_input(g, "ids", {1, 6}, ir::DType::I64);
+    auto& emb = test::add_node(g, "Gather", "embed", {&test::add_random_init(g, "E", {50, 32}, 41), &ids}, {"t"}, 17);
+    auto& mm = test::add_node(g, "MatMul", "proj", {emb.outputs[0], &test::add_random_init(g, "W", {32, 8}, 42)}, {"y"}, 17);
+    test::mark_output(g, *mm.outputs[0]);
+    const auto res = test::run_quantize(m, {{"mode", "weight_only"}, {"embeddings", "true"}, {"weight_format", format}});
+    INFO(std::string(format));
+    CHECK(res.stats["embedding_tables"] == 1);
+    CHECK(res.stats["weight_bytes_float"] == 32 * 8 * 4);  // the MatMul weight only
+    CHECK(m.opset("") == (std::string(format) == "qdq" ? 21 : 17));  // per-column DequantizeLinear: 13 suffices
+    const ir::Value* e = g.find_value("E");
+    REQUIRE(e != nullptr);
+    REQUIRE(e->producer != nullptr);
+    CHECK(e->producer->attr_int("axis", -1) == 1);
+    CHECK(g.find_value("E_quantized")->initializer->dtype() == ir::DType::I8);
+  }
+  ir::Model m = test::weight_only_block();
+  CHECK_THROWS_AS(test::run_quantize(m, {{"embeddings", "true"}}), UsageError);  // static mode
+}
