@@ -6,16 +6,21 @@
 //   points; int32 accumulation and output.
 // QLinearMatMul (opsets 10, 21): u8/i8 operands, f32/f16/bf16 scales (per-tensor, per-row of A,
 //   per-column of B), int32 accumulation, requantised with rounding half to even and saturation.
-// All products go through Eigen GEMM split over the thread pool. Not supported: Gemm's
+// All products go through Eigen GEMM split over the thread pool, except f32 MatMul with N >= 16 on
+// AVX-512 builds: that uses the packed-panel GEMM of matmul_f32.cpp, with a constant (initializer)
+// B packed once per kernel and kept. Not supported: Gemm's
 // pre-opset-7 `broadcast=0` shape checks (C is always broadcast).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
 #include "backends/cpu/kernels/kernel_util.h"
+#include "backends/cpu/kernels/matmul_f32.h"
 #include "backends/kernel_shapes.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
@@ -89,6 +94,17 @@ MatMulShape matmul_shape(const ir::Node& n, std::vector<int64_t> a, std::vector<
   return s;
 }
 
+// Offsets of batch i in A and B (in matrices) from the broadcast strides.
+void batch_offsets(const MatMulShape& s, int64_t i, int64_t& oa, int64_t& ob) {
+  oa = ob = 0;
+  for (size_t d = s.batch.size(); d-- > 0;) {
+    const int64_t idx = i % s.batch[d];
+    i /= s.batch[d];
+    oa += idx * s.a_batch_strides[d];
+    ob += idx * s.b_batch_strides[d];
+  }
+}
+
 // Y[batch] = A[batch] * B[batch] in type A (a, b, y contiguous).
 template <class A>
 void matmul_run(const KernelContext& ctx, const MatMulShape& s, const A* a, const A* b, A* y) {
@@ -98,22 +114,12 @@ void matmul_run(const KernelContext& ctx, const MatMulShape& s, const A* a, cons
     gemm_parallel<A>(ctx, s.batch_count * M, N, K, a, K, false, b, N, false, y, N, false);
     return;
   }
-  // Offsets of batch i in A and B (in matrices) from the broadcast strides.
-  auto offsets = [&](int64_t i, int64_t& oa, int64_t& ob) {
-    oa = ob = 0;
-    for (size_t d = s.batch.size(); d-- > 0;) {
-      const int64_t idx = i % s.batch[d];
-      i /= s.batch[d];
-      oa += idx * s.a_batch_strides[d];
-      ob += idx * s.b_batch_strides[d];
-    }
-  };
   const int threads = ctx.num_threads();
   if (s.batch_count >= threads) {
     ctx.parallel_for(s.batch_count, M * N * K, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         int64_t oa, ob;
-        offsets(i, oa, ob);
+        batch_offsets(s, i, oa, ob);
         gemm_parallel<A>(ctx, M, N, K, a + oa * M * K, K, false, b + ob * K * N, N, false,
                          y + i * M * N, N, false);
       }
@@ -121,11 +127,62 @@ void matmul_run(const KernelContext& ctx, const MatMulShape& s, const A* a, cons
   } else {
     for (int64_t i = 0; i < s.batch_count; ++i) {
       int64_t oa, ob;
-      offsets(i, oa, ob);
+      batch_offsets(s, i, oa, ob);
       gemm_parallel<A>(ctx, M, N, K, a + oa * M * K, K, false, b + ob * K * N, N, false,
                        y + i * M * N, N, false);
     }
   }
+}
+
+// A constant B packed on the first run of one MatMul kernel and kept for the next runs.
+struct PackedCache {
+  std::mutex mu;
+  bool ready = false;
+  PackedB b;
+};
+
+// f32 MatMul through the packed-panel GEMM; false (nothing written) when it does not apply.
+bool matmul_run_packed(const KernelContext& ctx, const MatMulShape& s, const float* a, const float* b,
+                       float* y, PackedCache* cache) {
+  const int64_t M = s.M, N = s.N, K = s.K;
+  if (!matmul_f32_available() || N < 16 || s.batch_count == 0 || M == 0) return false;
+  if (s.b_shared) {
+    PackedB local;
+    const PackedB* pb = &local;
+    if (cache) {
+      std::lock_guard<std::mutex> lock(cache->mu);
+      if (!cache->ready) {
+        pack_b_f32(b, N, K, N, cache->b);
+        cache->ready = true;
+      }
+      pb = &cache->b;
+    } else {
+      pack_b_f32(b, N, K, N, local);
+    }
+    matmul_packed_f32(ctx, s.batch_count * M, a, K, *pb, y, N);
+    return true;
+  }
+  const int threads = ctx.num_threads();
+  if (s.batch_count >= threads) {
+    ctx.parallel_for(s.batch_count, M * N * K * 2, [&](int64_t lo, int64_t hi) {
+      PackedB pb;
+      for (int64_t i = lo; i < hi; ++i) {
+        int64_t oa, ob;
+        batch_offsets(s, i, oa, ob);
+        pack_b_f32(b + ob * K * N, N, K, N, pb);
+        matmul_packed_f32(ctx, M, a + oa * M * K, K, pb, y + i * M * N, N, false);
+      }
+    });
+  } else {
+    PackedB pb;
+    for (int64_t i = 0; i < s.batch_count; ++i) {
+      int64_t oa, ob;
+      batch_offsets(s, i, oa, ob);
+      pack_b_f32(b + ob * K * N, N, K, N, pb);
+      matmul_packed_f32(ctx, M, a + oa * M * K, K, pb, y + i * M * N, N);
+    }
+  }
+  return true;
 }
 
 template <class T, class A>
@@ -134,27 +191,36 @@ void store(ir::Tensor& y, const std::vector<A>& v) {
   for (size_t i = 0; i < v.size(); ++i) o[i] = static_cast<T>(v[i]);
 }
 
-void matmul_kernel(KernelContext& ctx) {
-  const ir::Node& n = ctx.node();
-  const ir::Tensor& a = ctx.in(0);
-  const ir::Tensor& b = ctx.in(1);
-  if (a.dtype() != b.dtype())
-    throw ModelError(n.describe() + ": MatMul operands must have the same dtype");
-  const MatMulShape s = matmul_shape(n, a.dims(), b.dims());
-  ir::Tensor& y = ctx.alloc_output(0, a.dtype(), s.out_dims);
-  ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32,
-               DType::U64>(a.dtype(), n.describe() + ": MatMul", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using A = compute_t<T>;
-    ComputeView<A, T> av(a), bv(b);
-    if constexpr (std::is_same_v<A, T>) {
-      matmul_run<A>(ctx, s, av.ptr, bv.ptr, y.mutable_data<T>().data());
-    } else {
-      std::vector<A> yv(static_cast<size_t>(y.numel()));
-      matmul_run<A>(ctx, s, av.ptr, bv.ptr, yv.data());
-      store<T>(y, yv);
-    }
-  });
+bool is_const(const ir::Value* v) { return v && v->initializer && !v->is_graph_input; }
+
+Kernel make_matmul(const ir::Node& node) {
+  auto cache = node.inputs.size() > 1 && is_const(node.input(1)) ? std::make_shared<PackedCache>() : nullptr;
+  return [cache](KernelContext& ctx) {
+    const ir::Node& n = ctx.node();
+    const ir::Tensor& a = ctx.in(0);
+    const ir::Tensor& b = ctx.in(1);
+    if (a.dtype() != b.dtype())
+      throw ModelError(n.describe() + ": MatMul operands must have the same dtype");
+    const MatMulShape s = matmul_shape(n, a.dims(), b.dims());
+    ir::Tensor& y = ctx.alloc_output(0, a.dtype(), s.out_dims);
+    if (a.dtype() == DType::F32 &&
+        matmul_run_packed(ctx, s, a.data<float>().data(), b.data<float>().data(),
+                          y.mutable_data<float>().data(), cache.get()))
+      return;
+    ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32,
+                 DType::U64>(a.dtype(), n.describe() + ": MatMul", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = compute_t<T>;
+      ComputeView<A, T> av(a), bv(b);
+      if constexpr (std::is_same_v<A, T>) {
+        matmul_run<A>(ctx, s, av.ptr, bv.ptr, y.mutable_data<T>().data());
+      } else {
+        std::vector<A> yv(static_cast<size_t>(y.numel()));
+        matmul_run<A>(ctx, s, av.ptr, bv.ptr, yv.data());
+        store<T>(y, yv);
+      }
+    });
+  };
 }
 
 // ------------------------------------------------------------------ Gemm
@@ -321,7 +387,7 @@ void qlinear_matmul_kernel(KernelContext& ctx) {
 
 void register_gemm(KernelRegistry& r) {
   r.add("Gemm", 1, 0, make_gemm);
-  r.add("MatMul", 1, 0, stateless(matmul_kernel));
+  r.add("MatMul", 1, 0, make_matmul);
   r.add("MatMulInteger", 10, 0, stateless(matmul_integer_kernel));
   r.add("QLinearMatMul", 10, 0, stateless(qlinear_matmul_kernel));
 }

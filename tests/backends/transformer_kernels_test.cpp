@@ -1,0 +1,206 @@
+// f32 kernels on the transformer hot path of the cpu backend: MatMul through the packed-panel
+// GEMM (row/column/K-block remainders, batches, broadcasting, a constant B packed once and
+// reused), Softmax/LogSoftmax through the vectorised row path, checked against exact math in
+// double, and byte-identical outputs for 1 and 2 threads.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/executor.h"
+#include "support/graph_builder.h"
+
+using namespace mcc;
+using namespace mcc::test;
+
+namespace {
+
+std::vector<float> uniform(int64_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+int64_t numel(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+// One node `op` (opset 13) on the given inputs, run on the cpu executor with `threads` threads.
+ir::Tensor run_node(const std::string& op, const std::vector<ir::Tensor>& ins, int threads,
+                    std::vector<ir::Attribute> attrs = {}) {
+  ir::Model m = empty_model(13);
+  ir::Graph& g = *m.graph;
+  std::vector<ir::Value*> vals;
+  std::vector<std::pair<std::string, backends::RValue>> feeds;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    vals.push_back(&add_input(g, name, ins[i].dims()));
+    feeds.emplace_back(name, backends::RValue::of(ins[i]));
+  }
+  ir::Node& n = add_node(g, op, "n", vals, {"Y"}, 13, std::move(attrs));
+  mark_output(g, *n.outputs[0]);
+  backends::Executor ex(m, backends::ExecOptions{threads});
+  return ex.run(feeds).at(0).tensor;
+}
+
+bool same_bytes(const ir::Tensor& a, const ir::Tensor& b) {
+  return a.dims() == b.dims() && a.dtype() == b.dtype() && a.numel() == b.numel() &&
+         std::memcmp(a.data<float>().data(), b.data<float>().data(), sizeof(float) * a.numel()) == 0;
+}
+
+// numpy matmul of row-major a [..., M, K] and b [..., K, N] (rank >= 2, batch broadcast) in double;
+// `bound` gets sum_k |a||b| per output (the scale of its rounding error).
+std::vector<double> matmul_ref(const std::vector<float>& a, std::vector<int64_t> ad, const std::vector<float>& b,
+                               std::vector<int64_t> bd, std::vector<int64_t>& od, std::vector<double>& bound) {
+  const int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
+  std::vector<int64_t> ab(ad.begin(), ad.end() - 2), bb(bd.begin(), bd.end() - 2);
+  while (ab.size() < bb.size()) ab.insert(ab.begin(), 1);
+  while (bb.size() < ab.size()) bb.insert(bb.begin(), 1);
+  std::vector<int64_t> ob(ab.size());
+  for (size_t i = 0; i < ab.size(); ++i) ob[i] = std::max(ab[i], bb[i]);
+  od = ob;
+  od.push_back(M);
+  od.push_back(N);
+  const int64_t batches = numel(ob);
+  std::vector<double> y(static_cast<size_t>(batches * M * N));
+  bound.assign(y.size(), 0.0);
+  for (int64_t i = 0; i < batches; ++i) {
+    int64_t rem = i, oa = 0, obb = 0, sa = 1, sb = 1;
+    for (size_t d = ob.size(); d-- > 0;) {
+      const int64_t idx = rem % ob[d];
+      rem /= ob[d];
+      oa += (ab[d] == 1 ? 0 : idx) * sa;
+      obb += (bb[d] == 1 ? 0 : idx) * sb;
+      sa *= ab[d];
+      sb *= bb[d];
+    }
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double s = 0, s_abs = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double p = static_cast<double>(a[(oa * M + m) * K + k]) * b[(obb * K + k) * N + n];
+          s += p;
+          s_abs += std::abs(p);
+        }
+        y[(i * M + m) * N + n] = s;
+        bound[(i * M + m) * N + n] = s_abs;
+      }
+  }
+  return y;
+}
+
+void check_matmul(const ir::Tensor& y, const std::vector<int64_t>& od, const std::vector<double>& ref,
+                  const std::vector<double>& bound) {
+  REQUIRE(y.dims() == od);
+  auto v = y.data<float>();
+  int64_t bad = 0;
+  for (size_t i = 0; i < ref.size(); ++i)
+    if (!(std::abs(v[i] - ref[i]) <= 2e-6 * bound[i] + 1e-30)) ++bad;
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("f32 MatMul matches double math for remainder shapes, K blocks, batches and broadcasts") {
+  struct Case { std::vector<int64_t> a, b; };
+  const std::vector<Case> cases = {
+      {{13, 7}, {7, 17}},              // row and column remainders (8 + 5 rows, 16 + 1 columns)
+      {{1, 600}, {600, 40}},           // three K blocks
+      {{9, 300}, {300, 16}},           // exactly half a panel
+      {{2, 3, 10, 33}, {2, 3, 33, 50}},  // batched, each B packed per batch
+      {{2, 1, 5, 20}, {3, 20, 64}},    // A broadcast over B's batch
+      {{4, 130, 64}, {64, 96}},        // A's batches folded into rows of one product
+      {{3, 1, 40}, {40, 130}},         // more panels than rows
+      {{5, 20}, {20, 8}},              // N < 16: the Eigen path
+      {{3, 0}, {0, 20}},               // K = 0: zeros
+  };
+  uint32_t seed = 1;
+  for (const Case& c : cases) {
+    CAPTURE(c.a);
+    CAPTURE(c.b);
+    const auto av = uniform(numel(c.a), seed++, -1.f, 1.f), bv = uniform(numel(c.b), seed++, -1.f, 1.f);
+    std::vector<int64_t> od;
+    std::vector<double> bound;
+    const auto ref = matmul_ref(av, c.a, bv, c.b, od, bound);
+    const auto at = ir::Tensor::from_vector<float>(c.a, av), bt = ir::Tensor::from_vector<float>(c.b, bv);
+    const ir::Tensor y1 = run_node("MatMul", {at, bt}, 1);
+    const ir::Tensor y2 = run_node("MatMul", {at, bt}, 2);
+    check_matmul(y1, od, ref, bound);
+    CHECK(same_bytes(y1, y2));
+  }
+}
+
+TEST_CASE("f32 MatMul with an initializer B packs it once and stays right on later runs") {
+  ir::Model m = empty_model(13);
+  ir::Graph& g = *m.graph;
+  ir::Value& x = add_input(g, "X", {2, 21, 70});
+  const std::vector<int64_t> wd{70, 45};
+  const auto wv = uniform(numel(wd), 7, -1.f, 1.f);
+  ir::Value& w = g.add_initializer("W", ir::Tensor::from_vector<float>(wd, wv));
+  ir::Node& n = add_node(g, "MatMul", "mm", {&x, &w}, {"Y"}, 13);
+  mark_output(g, *n.outputs[0]);
+  for (int threads : {1, 2}) {
+    backends::Executor ex(m, backends::ExecOptions{threads});
+    for (uint32_t run = 0; run < 3; ++run) {
+      const std::vector<int64_t> xd{2, 21, 70};
+      const auto xv = uniform(numel(xd), 100 + run, -2.f, 2.f);
+      std::vector<int64_t> od;
+      std::vector<double> bound;
+      const auto ref = matmul_ref(xv, xd, wv, wd, od, bound);
+      const auto out = ex.run({{"X", backends::RValue::of(ir::Tensor::from_vector<float>(xd, xv))}});
+      check_matmul(out.at(0).tensor, od, ref, bound);
+    }
+  }
+}
+
+TEST_CASE("f32 Softmax and LogSoftmax match double math along the last and a middle axis") {
+  const std::vector<int64_t> dims{2, 3, 7, 129};
+  auto v = uniform(numel(dims), 11, -12.f, 12.f);
+  // Rows as an attention mask leaves them: most entries pushed to -3.4e38, one row all masked but one.
+  for (int64_t j = 60; j < 129; ++j) v[static_cast<size_t>(j)] = -3.4e38f;
+  for (int64_t j = 1; j < 129; ++j) v[static_cast<size_t>(129 + j)] = -3.4e38f;
+  const auto x = ir::Tensor::from_vector<float>(dims, v);
+  for (const char* op : {"Softmax", "LogSoftmax"})
+    for (int64_t axis : {-1, 1}) {
+      CAPTURE(op);
+      CAPTURE(axis);
+      const bool log = std::string(op) == "LogSoftmax";
+      const int64_t ax = axis < 0 ? 3 : axis;
+      int64_t outer = 1, d = dims[ax], inner = 1;
+      for (int64_t i = 0; i < ax; ++i) outer *= dims[i];
+      for (int64_t i = ax + 1; i < 4; ++i) inner *= dims[i];
+      std::vector<double> ref(v.size());
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+          auto at = [&](int64_t j) { return static_cast<size_t>((o * d + j) * inner + in); };
+          double mx = -INFINITY, s = 0;
+          for (int64_t j = 0; j < d; ++j) mx = std::max(mx, static_cast<double>(v[at(j)]));
+          for (int64_t j = 0; j < d; ++j) s += std::exp(v[at(j)] - mx);
+          for (int64_t j = 0; j < d; ++j)
+            ref[at(j)] = log ? v[at(j)] - mx - std::log(s) : std::exp(v[at(j)] - mx) / s;
+        }
+      const ir::Tensor y1 = run_node(op, {x}, 1, {attr_i("axis", axis)});
+      const ir::Tensor y2 = run_node(op, {x}, 2, {attr_i("axis", axis)});
+      REQUIRE(y1.dims() == dims);
+      auto y = y1.data<float>();
+      int64_t bad = 0;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        const double tol = log ? 2e-6 * std::max(1.0, std::abs(ref[i])) : 1e-6 * ref[i] + 1e-9;
+        if (!(std::abs(y[i] - ref[i]) <= tol)) ++bad;
+      }
+      CHECK(bad == 0);
+      if (!log && axis == -1) {
+        CHECK(y[0] > 0.f);
+        CHECK(y[70] == 0.f);      // a masked entry is exactly zero
+        CHECK(y[129] == 1.f);     // the row with one entry left
+      }
+      CHECK(same_bytes(y1, y2));
+    }
+}
