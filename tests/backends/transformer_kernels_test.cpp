@@ -32,10 +32,11 @@ int64_t numel(const std::vector<int64_t>& d) {
   return n;
 }
 
-// One node `op` (opset 13) on the given inputs, run on the cpu executor with `threads` threads.
-ir::Tensor run_node(const std::string& op, const std::vector<ir::Tensor>& ins, int threads,
-                    std::vector<ir::Attribute> attrs = {}) {
-  ir::Model m = empty_model(13);
+// One node `op` (at `opset`) on the given inputs, run on the cpu executor with `threads` threads;
+// all `outs` outputs.
+std::vector<ir::Tensor> run_node_outs(const std::string& op, const std::vector<ir::Tensor>& ins, int threads,
+                                      std::vector<ir::Attribute> attrs, int outs, int opset) {
+  ir::Model m = empty_model(opset);
   ir::Graph& g = *m.graph;
   std::vector<ir::Value*> vals;
   std::vector<std::pair<std::string, backends::RValue>> feeds;
@@ -44,10 +45,19 @@ ir::Tensor run_node(const std::string& op, const std::vector<ir::Tensor>& ins, i
     vals.push_back(&add_input(g, name, ins[i].dims()));
     feeds.emplace_back(name, backends::RValue::of(ins[i]));
   }
-  ir::Node& n = add_node(g, op, "n", vals, {"Y"}, 13, std::move(attrs));
-  mark_output(g, *n.outputs[0]);
+  std::vector<std::string> names;
+  for (int k = 0; k < outs; ++k) names.push_back("Y" + std::to_string(k));
+  ir::Node& n = add_node(g, op, "n", vals, names, opset, std::move(attrs));
+  for (int k = 0; k < outs; ++k) mark_output(g, *n.outputs[static_cast<size_t>(k)]);
   backends::Executor ex(m, backends::ExecOptions{threads});
-  return ex.run(feeds).at(0).tensor;
+  std::vector<ir::Tensor> out;
+  for (auto& v : ex.run(feeds)) out.push_back(v.tensor);
+  return out;
+}
+
+ir::Tensor run_node(const std::string& op, const std::vector<ir::Tensor>& ins, int threads,
+                    std::vector<ir::Attribute> attrs = {}) {
+  return run_node_outs(op, ins, threads, std::move(attrs), 1, 13).at(0);
 }
 
 bool same_bytes(const ir::Tensor& a, const ir::Tensor& b) {
@@ -203,4 +213,52 @@ TEST_CASE("f32 Softmax and LogSoftmax match double math along the last and a mid
       }
       CHECK(same_bytes(y1, y2));
     }
+}
+
+TEST_CASE("f32 LayerNormalization matches double math, with Mean and InvStdDev, for row tails and offsets") {
+  const std::vector<int64_t> dims{3, 5, 100};
+  for (int64_t axis : {-1, 1}) {
+    for (float offset : {0.f, 1000.f}) {
+      CAPTURE(axis);
+      CAPTURE(offset);
+      auto v = uniform(numel(dims), 21, -3.f, 3.f);
+      for (auto& x : v) x += offset;  // a large mean with a small spread: the stable variance matters
+      const int64_t inner = axis == -1 ? 100 : 500, outer = numel(dims) / inner;
+      const std::vector<int64_t> pd = axis == -1 ? std::vector<int64_t>{100} : std::vector<int64_t>{5, 100};
+      const auto sc = uniform(inner, 22, 0.5f, 1.5f), bi = uniform(inner, 23, -1.f, 1.f);
+      const std::vector<ir::Tensor> ins = {ir::Tensor::from_vector<float>(dims, v),
+                                           ir::Tensor::from_vector<float>(pd, sc),
+                                           ir::Tensor::from_vector<float>(pd, bi)};
+      const float eps = 1e-5f;
+      const auto o1 = run_node_outs("LayerNormalization", ins, 1, {attr_i("axis", axis), attr_f("epsilon", eps)}, 3, 17);
+      const auto o2 = run_node_outs("LayerNormalization", ins, 2, {attr_i("axis", axis), attr_f("epsilon", eps)}, 3, 17);
+      REQUIRE(o1.size() == 3);
+      REQUIRE(o1[0].dims() == dims);
+      auto y = o1[0].data<float>(), mean = o1[1].data<float>(), inv = o1[2].data<float>();
+      REQUIRE(static_cast<int64_t>(mean.size()) == outer);
+      int64_t bad = 0;
+      for (int64_t o = 0; o < outer; ++o) {
+        double m = 0, var = 0;
+        for (int64_t i = 0; i < inner; ++i) m += v[static_cast<size_t>(o * inner + i)];
+        m /= static_cast<double>(inner);
+        for (int64_t i = 0; i < inner; ++i) {
+          const double d = v[static_cast<size_t>(o * inner + i)] - m;
+          var += d * d;
+        }
+        var /= static_cast<double>(inner);
+        const double is = 1.0 / std::sqrt(var + eps);
+        if (!(std::abs(mean[o] - m) <= 1e-6 * std::abs(m) + 1e-6)) ++bad;
+        if (!(std::abs(inv[o] - is) <= 1e-6 * is)) ++bad;
+        for (int64_t i = 0; i < inner; ++i) {
+          const size_t k = static_cast<size_t>(o * inner + i);
+          const double want = (v[k] - m) * is * sc[static_cast<size_t>(i)] + bi[static_cast<size_t>(i)];
+          // x - mean is formed in f32: its rounding (|x| ulp) bounds the error together with 1e-6 relative.
+          const double tol = 1e-6 * std::abs(want) + 2e-7 * (std::abs(v[k]) + 1) * is * sc[static_cast<size_t>(i)];
+          if (!(std::abs(y[k] - want) <= tol)) ++bad;
+        }
+      }
+      CHECK(bad == 0);
+      for (int k = 0; k < 3; ++k) CHECK(same_bytes(o1[static_cast<size_t>(k)], o2[static_cast<size_t>(k)]));
+    }
+  }
 }

@@ -1,8 +1,8 @@
 // f32 GEMM for MatMul: C[M, N] = A[M, K] * B[K, N], all row-major, on AVX-512.
 // B is packed into panels of 32 columns (K x 32 contiguous, zero-padded); register tiles of
 // 8 rows x 32 columns (16 accumulators), A values broadcast straight from its rows. K is split
-// into blocks of at most 256 so a panel block stays in L1 while every row tile of A passes over
-// it. Each output is summed over k in order (blocks in order, each block continuing the previous
+// into blocks of at most 512 (a 64 KB panel block, in L2, re-read by every row tile of A; the
+// first row tile prefetches the next block, since packed B is read front to back). Each output is summed over k in order (blocks in order, each block continuing the previous
 // partial sum in C), so results are deterministic and independent of the thread count.
 // Without AVX-512 the functions are not used (matmul_f32_available() is false).
 #include "backends/cpu/kernels/matmul_f32.h"
@@ -19,14 +19,16 @@ namespace mcc::backends::cpu {
 namespace {
 constexpr int64_t kNR = 32;    // columns per panel
 constexpr int64_t kMR = 8;     // rows per register tile
-constexpr int64_t kKC = 256;   // largest K block
+constexpr int64_t kKC = 512;   // largest K block
 
 #if defined(__AVX512F__)
 // One MR x 32 tile over k in [0, kc): C = (accumulate ? C : 0) + A * Bp. Kept out of line so GCC
 // keeps the accumulators in registers.
-template <int MR>
+// With PF, the same rows of the next packed block (pf) are prefetched into L2 on the way.
+template <int MR, bool PF>
 __attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda, const float* Bp, float* C,
-                                    int64_t ldc, __mmask16 m0, __mmask16 m1, bool accumulate) {
+                                    int64_t ldc, __mmask16 m0, __mmask16 m1, bool accumulate,
+                                    const float* pf) {
   __m512 c0[MR], c1[MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
@@ -42,6 +44,10 @@ __attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda, con
   for (int64_t k = 0; k < kc; ++k) {
     const __m512 b0 = _mm512_loadu_ps(Bp + k * kNR);
     const __m512 b1 = _mm512_loadu_ps(Bp + k * kNR + 16);
+    if constexpr (PF) {
+      _mm_prefetch(reinterpret_cast<const char*>(pf + k * kNR), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(pf + k * kNR + 16), _MM_HINT_T1);
+    }
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const __m512 a = _mm512_set1_ps(A[i * lda + k]);
@@ -57,9 +63,12 @@ __attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda, con
 }
 
 using TileFn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, __mmask16,
-                        __mmask16, bool);
-constexpr TileFn kTiles[kMR + 1] = {nullptr,  tile<1>, tile<2>, tile<3>, tile<4>,
-                                    tile<5>, tile<6>, tile<7>, tile<8>};
+                        __mmask16, bool, const float*);
+constexpr TileFn kTiles[2][kMR + 1] = {
+    {nullptr, tile<1, false>, tile<2, false>, tile<3, false>, tile<4, false>, tile<5, false>,
+     tile<6, false>, tile<7, false>, tile<8, false>},
+    {nullptr, tile<1, true>, tile<2, true>, tile<3, true>, tile<4, true>, tile<5, true>,
+     tile<6, true>, tile<7, true>, tile<8, true>}};
 
 // Rows [r0, r1) x panels [p0, p1) of C.
 void run_block(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A, int64_t lda,
@@ -75,9 +84,15 @@ void run_block(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A, i
     const float* panel = B.data.data() + p * K * kNR;
     for (int64_t k0 = 0; k0 < K; k0 += kstep) {
       const int64_t kc = std::min(kstep, K - k0);
+      // Packed B is read front to back: the first row tile prefetches the next block's rows
+      // (of this panel or the next one) while it works.
+      const int64_t next = (p * K + k0 + kc) * kNR;
+      const bool pf = next + kc * kNR <= static_cast<int64_t>(B.data.size());
       for (int64_t r = r0; r < r1; r += kMR) {
         const int64_t mr = std::min(kMR, r1 - r);
-        kTiles[mr](kc, A + r * lda + k0, lda, panel + k0 * kNR, C + r * ldc + j, ldc, m0, m1, k0 > 0);
+        const bool first = pf && r == r0;
+        kTiles[first][mr](kc, A + r * lda + k0, lda, panel + k0 * kNR, C + r * ldc + j, ldc, m0, m1,
+                          k0 > 0, first ? B.data.data() + next : nullptr);
       }
     }
   }

@@ -6,7 +6,8 @@
 //     training outputs of opsets < 14.
 //   InstanceNormalization (opsets 1, 6, 22).
 //   LayerNormalization (opset 17): axis, epsilon, Scale/B broadcast over the normalized dims,
-//     optional Mean and InvStdDev outputs (f32).
+//     optional Mean and InvStdDev outputs (f32). f32 inputs take a vectorised row path (f64
+//     statistics, f32 affine part).
 //   GroupNormalization (opsets 18, 21): scale/bias per group (18) or per channel (21), chosen by
 //     their size.
 //   RMSNormalization (opset 23): axis, epsilon, scale broadcast over the normalized dims.
@@ -15,7 +16,14 @@
 //   MeanVarianceNormalization (opsets 9, 13): axes (default [0, 2, 3]); (x - mean) / (std + 1e-9).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
+
+#include <Eigen/Core>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
@@ -81,6 +89,43 @@ void run_stats(const KernelContext& ctx, const T* x, int64_t groups, int64_t S,
       var[static_cast<size_t>(g)] = S ? ss / static_cast<double>(S) : 0.0;
     }
   });
+}
+
+// Mean and population variance of n floats, accumulated in f64 (two passes; AVX-512 lanes when
+// the build has them, in a fixed order).
+void row_stats_f32(const float* x, int64_t n, double& mean, double& var) {
+  mean = var = 0.0;
+  if (n == 0) return;
+  int64_t i = 0;
+  double s = 0, ss = 0;
+#if defined(__AVX512F__)
+  __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+  for (; i + 16 <= n; i += 16) {
+    a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_loadu_ps(x + i)));
+    a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8)));
+  }
+  s = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+#endif
+  for (; i < n; ++i) s += x[i];
+  mean = s / static_cast<double>(n);
+  i = 0;
+#if defined(__AVX512F__)
+  const __m512d mv = _mm512_set1_pd(mean);
+  a0 = _mm512_setzero_pd();
+  a1 = _mm512_setzero_pd();
+  for (; i + 16 <= n; i += 16) {
+    const __m512d d0 = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + i)), mv);
+    const __m512d d1 = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8)), mv);
+    a0 = _mm512_fmadd_pd(d0, d0, a0);
+    a1 = _mm512_fmadd_pd(d1, d1, a1);
+  }
+  ss = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+#endif
+  for (; i < n; ++i) {
+    const double d = x[i] - mean;
+    ss += d * d;
+  }
+  var = ss / static_cast<double>(n);
 }
 
 int64_t spatial_size(const ir::Tensor& x) {
@@ -282,6 +327,31 @@ Kernel make_layer_norm(const ir::Node& node) {
       const T* xp = x.data<T>().data();
       T* yp = y.mutable_data<T>().data();
       std::vector<double> mean, var;
+      if constexpr (std::is_same_v<T, float>) {
+        // f32: one pass per row over contiguous values, statistics in f64 (Eigen's vectorised,
+        // fixed-order sums), the affine part in f32 vectors.
+        mean.resize(static_cast<size_t>(outer));
+        std::vector<double> inv(mean.size());
+        const std::vector<float> sc(scale.begin(), scale.end()), bi(bias.begin(), bias.end());
+        using Row = Eigen::Array<float, Eigen::Dynamic, 1>;
+        const Eigen::Map<const Row> scm(sc.data(), inner), bim(bi.data(), inner);
+        ctx.parallel_for(outer, inner * 4, [&](int64_t lo, int64_t hi) {
+          for (int64_t o = lo; o < hi; ++o) {
+            const Eigen::Map<const Row> xr(xp + o * inner, inner);
+            double m, v;
+            row_stats_f32(xp + o * inner, inner, m, v);
+            mean[static_cast<size_t>(o)] = m;
+            inv[static_cast<size_t>(o)] = 1.0 / std::sqrt(v + static_cast<double>(eps));
+            const float mf = static_cast<float>(m), isf = static_cast<float>(inv[static_cast<size_t>(o)]);
+            Eigen::Map<Row>(yp + o * inner, inner) = (xr - mf) * isf * scm + bim;
+          }
+        });
+        if (ctx.num_outputs() > 1 && ctx.wants_output(1))
+          write_doubles(n, ctx.alloc_output(1, DType::F32, stat_dims), mean);
+        if (ctx.num_outputs() > 2 && ctx.wants_output(2))
+          write_doubles(n, ctx.alloc_output(2, DType::F32, stat_dims), inv);
+        return;
+      }
       run_stats<T>(ctx, xp, outer, inner, mean, var);
       std::vector<double> inv(mean.size());
       for (size_t i = 0; i < inv.size(); ++i)
