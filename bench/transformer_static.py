@@ -49,7 +49,7 @@ def mcc_static(a, work, samples, name, extra):
                     if k.startswith("smooth_quant") or k in ("nodes_quantized", "activations", "weights")}
     sq = stage["record"].get("smooth_quant")
     if sq:
-        res["smoothed"] = [{"layer_norm": l["layer_norm"], "activation_max": l["activation_max"],
+        res["smoothed"] = [{"site": l.get("layer_norm", l.get("activation")), "activation_max": l["activation_max"],
                             "smoothed_max": l["smoothed_max"]} for l in sq["layers"]]
         res["left_alone"] = sq["skipped"]
     replay = os.path.join(work, name + "_replay.onnx")

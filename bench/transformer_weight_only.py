@@ -13,8 +13,13 @@ runs of the longest held-out sentence); for mcc's models also whether `--state` 
 byte-identically and whether mcc's cpu backend matches ONNX Runtime on the first --cpu-samples
 held-out sentences (mcc eval --golden, cosine >= 0.9999).
 
+ONNX Runtime's GPTQ runs through neural-compressor, which imports torch: with a Python that has
+neither, its row says so; --ort-only measures ONNX Runtime's rows alone, e.g. under a virtual
+environment made with --system-site-packages over Debian's python3-torch.
+
 usage: bench/transformer_weight_only.py [--model /work/minilm/minilm_l6_v2.onnx] [--mcc build/mcc]
-                                        [--work DIR] [--block-size 32] [--cpu-samples 4] [--json FILE]
+                                        [--work DIR] [--block-size 32] [--cpu-samples 4] [--ort-only]
+                                        [--json FILE]
 """
 import argparse
 import json
@@ -163,12 +168,20 @@ def main():
     ap.add_argument("--work", default=None)
     ap.add_argument("--block-size", type=int, default=32)
     ap.add_argument("--cpu-samples", type=int, default=4)
+    ap.add_argument("--ort-only", action="store_true")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     work = minilm_work_dir(a, "transformer_weight_only_")
     samples = heldout_samples(work, tokenizer_json(a.model), a.model)
     results = {"heldout_sentences": len(samples), "calibration": CALIB, "block_size": a.block_size,
                "fp32": measure(a.model, samples)}
+    if not a.ort_only:
+        mcc_rows(a, work, samples, results)
+    ort_rows(a, work, samples, results)
+    print_results(a, samples, results)
+
+
+def mcc_rows(a, work, samples, results):
     results["mcc_rtn"] = mcc_weight_only(a, work, samples, "mcc_rtn", [])
     results["mcc_gptq"] = mcc_weight_only(a, work, samples, "mcc_gptq", ["--algorithm", "gptq", "--calib", CALIB])
     results["mcc_gptq_nbits"] = mcc_weight_only(
@@ -177,12 +190,18 @@ def main():
     results["mcc_rtn_nbits"] = mcc_weight_only(a, work, samples, "mcc_rtn_nbits", ["--weight-format", "matmul_nbits"])
     results["mcc_gptq_embeddings"] = mcc_weight_only(a, work, samples, "mcc_gptq_emb",
                                                      ["--algorithm", "gptq", "--calib", CALIB, "--embeddings"])
+
+
+def ort_rows(a, work, samples, results):
     results["ort_default"] = ort_nbits(a, work, samples, "ort_default",
                                        lambda m: m.DefaultWeightOnlyQuantConfig(block_size=a.block_size, is_symmetric=True))
     results["ort_rtn"] = ort_nbits(a, work, samples, "ort_rtn", lambda m: m.RTNWeightOnlyQuantConfig())
     results["ort_gptq"] = ort_nbits(a, work, samples, "ort_gptq",
                                     lambda m: m.GPTQWeightOnlyQuantConfig(calibration_data_reader=CalibReader(),
                                                                           block_size=a.block_size))
+
+
+def print_results(a, samples, results):
     rows = []
     for k, v in results.items():
         if not isinstance(v, dict) or k == "calibration":

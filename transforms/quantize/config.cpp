@@ -115,6 +115,8 @@ Config read_config(const Options& o) {
       throw UsageError("quantize: mode=dynamic measures nothing; drop method=auto, mixed_target, keep_float_top and widen_below_db");
   }
   c.smooth_alpha = o.get_float("smooth_quant");
+  c.smooth_insert = o.get_bool("smooth_quant_insert");
+  c.smooth_alpha_search = o.get_bool("smooth_quant_search");
   if (!(c.smooth_alpha >= 0 && c.smooth_alpha <= 1))
     throw UsageError("quantize: smooth_quant must be in (0, 1] (0: off), got " + std::to_string(c.smooth_alpha));
   if (c.smooth_alpha > 0 && o.get_string("mode") != "static")

@@ -42,6 +42,8 @@ struct Config {
   int64_t keep_top = 0;           // measured: keep exactly this many float (0: off)
   int64_t sensitivity_samples = 4;
   double smooth_alpha = 0;        // smooth_quant=ALPHA: SmoothQuant migration strength in (0, 1] (0: off; quantize/smooth.h)
+  bool smooth_alpha_search = true;   // smooth_quant_search: per site, the strength with the least estimated noise
+  bool smooth_insert = true;      // smooth_quant_insert: a Mul smooths MatMul inputs no LayerNormalization produces
   bool wide_fallback = false;     // mixed_fallback=16bit and a mixed search asked for
   bool measured = false;          // method=auto, mixed_target or keep_float_top: the measure runs
   bool dynamic = false;           // mode=dynamic: activations quantized at run time (quantize/dynamic.h)

@@ -51,8 +51,11 @@
 //   max |x|; s[j] = max|x_j|^ALPHA / max|W_j|^(1-ALPHA) is folded as gamma/s, beta/s and s*W
 //   (rows j), so outlier channels stop setting the int8 range; readers that stay float (a
 //   residual Add) get a copy of the LayerNormalization, else the graph gains no node. The stage
-//   then calibrates the smoothed model. record.smooth_quant holds every scale (replayed with no
-//   data) and what was left alone, with its reason; stats smooth_quant_layers/_readers/_float_copies.
+//   then calibrates the smoothed model. Inputs no LayerNormalization produces get an inserted Mul
+//   by 1/s (smooth_quant_insert=true); a site is smoothed only where the estimated int8 output
+//   noise drops, with its strength searched among ALPHA and 0.3..0.9 (smooth_quant_search=true).
+//   record.smooth_quant holds every scale (replayed with no data) and what was left alone, with its
+//   reason; stats smooth_quant_layers/_muls/_readers/_float_copies.
 // Depthwise inputs (quantize/depthwise.h, depthwise_per_channel=true): an activation read only by
 //   depthwise Convs gets one scale per channel (axis 1) from its per-channel calibrated range.
 // Shared scales: the quantized inputs of a Concat are one group with the union of their ranges.
@@ -240,6 +243,13 @@ class QuantizePass : public Pass {
             {"smooth_quant", OptionType::Float, "0",
              "SmoothQuant: move activation outliers of LayerNormalization outputs read by quantized MatMul/Gemm into "
              "their weights, s = max|X|^a / max|W|^(1-a), with this a in (0, 1] (0: off; static mode)", {}},
+            {"smooth_quant_search", OptionType::Bool, "true",
+             "smooth_quant: per smoothed input, the strength among ALPHA and 0.3..0.9 with the least estimated int8 "
+             "output noise (recorded per site); false: ALPHA everywhere", {}, "false"},
+            {"smooth_quant_insert", OptionType::Bool, "true",
+             "smooth_quant: also smooth quantized MatMul/Gemm inputs that no LayerNormalization produces (attention "
+             "context, GELU outputs) through an inserted Mul by 1/s (one node per input), as ONNX Runtime's SmoothQuant "
+             "does; false: LayerNormalization folding only", {}, "false"},
             {"widen_below_db", OptionType::Float, "0",
              "Give 16-bit activations (uint16/int16, opset raised to 21) to inputs whose estimated 8-bit SNR at "
              "their Conv/Gemm is below this many dB (0: never)", {}},

@@ -19,6 +19,16 @@
 // readers' weights are read by other nodes or are graph outputs. Each is listed in the record's
 // `skipped` with its reason. A scale or bias shared with other nodes is copied (copy-on-write,
 // recorded in `copied`).
+// Inputs no LayerNormalization produces (smooth_quant_insert=true, default; the attention context
+// and GELU outputs of a transformer): a Mul by 1/s is inserted before the first reader; its output
+// takes the input's name (so the quantization point follows) and the original becomes
+// '<x>_unsmoothed', still read by readers that stay float; s goes into the readers' weight rows.
+// One node per such input, recorded as `mul`. Every site (LayerNormalization or Mul) is smoothed
+// only where it lowers the estimated int8 output noise of its readers (uniform rounding noise of a
+// per-tensor uint8 activation step spread through the scaled weights, plus each output column's
+// int8 weight step spread through the scaled input power E[(x/s)^2]); otherwise it is listed in
+// `skipped` with both estimates. smooth_quant_search=true (default) picks each site's strength
+// among ALPHA and 0.3, 0.4, ..., 0.9 by the same estimate and records it (`alpha`).
 // Replay applies the recorded scales with no data; a record that does not fit the model is a
 // ModelError.
 #pragma once
@@ -38,6 +48,7 @@ struct Smoothed {
   int64_t layers = 0;          // LayerNormalizations smoothed
   int64_t readers = 0;         // MatMul/Gemm weights scaled
   int64_t float_copies = 0;    // LayerNormalizations added for readers that keep the float value
+  int64_t muls = 0;            // Muls inserted before MatMul/Gemm inputs no LayerNormalization produces
   nlohmann::ordered_json record = nlohmann::ordered_json::object();  // {alpha, layers, skipped}
 };
 

@@ -363,3 +363,57 @@ TEST_CASE("mcc quantize --smooth-quant: the state records the scales and replays
     CHECK(relative_error(ort, mine) < 0.01);
   }
 }
+
+TEST_CASE("quantize smooth_quant: an input no LayerNormalization produces is smoothed through an inserted Mul") {
+  // a = x * c (c with two outlier channels, as a GELU output or an attention context has them);
+  // Y = MatMul(a, W) with W's rows for those channels damped.
+  auto build = [] {
+    ir::Model m = test::empty_model(17);
+    ir::Graph& g = *m.graph;
+    ir::Value& x = test::add_input(g, "x", {2, 8, 16});
+    test::add_input(g, "z", {4, 16});  // unread: the samples of this file carry it
+    auto& scale = test::add_node(g, "Mul", "channels", {&x, &outlier_gamma(g, "c", 31)}, {"a"}, 17);
+    auto& mm = test::add_node(g, "MatMul", "proj", {scale.outputs[0], &damped_weight(g, "W", {16, 12}, 32, 3, 11)}, {"Y"}, 17);
+    auto& other = test::add_node(g, "Relu", "relu", {scale.outputs[0]}, {"R"}, 17);  // a float reader of a
+    test::mark_output(g, *mm.outputs[0]);
+    test::mark_output(g, *other.outputs[0]);
+    return m;
+  };
+  const Samples calib(kSamples, 1);
+  const ir::Model ref = build();
+  ir::Model plain = build(), smooth = build(), folded_only = build();
+  test::run_quantize(plain, {{"calib", calib.path()}, {"op_types", "MatMul"}});
+  const auto rs = test::run_quantize(smooth, {{"calib", calib.path()}, {"op_types", "MatMul"}, {"smooth_quant", "0.5"}});
+  const auto rf = test::run_quantize(folded_only, {{"calib", calib.path()}, {"op_types", "MatMul"}, {"smooth_quant", "0.5"},
+                                                   {"smooth_quant_insert", "false"}});
+  CHECK(rs.stats["smooth_quant_muls"] == 1);
+  CHECK_FALSE(rf.stats.contains("smooth_quant_muls"));
+  CHECK(test::count_ops(smooth, "Mul") == 2);
+  CHECK(test::count_ops(folded_only, "Mul") == 1);
+  // The Mul's output keeps the name 'a' and carries the quantization; the Relu reads the unsmoothed value.
+  const ir::Value* a = smooth.graph->find_value("a");
+  REQUIRE(a != nullptr);
+  REQUIRE(a->producer != nullptr);
+  CHECK(a->producer->op_type == "DequantizeLinear");  // the smoothed value, quantized
+  const ir::Node* relu = smooth.graph->find_value("R")->producer;
+  CHECK(relu->inputs[0]->name == "a_unsmoothed");
+  const json& sq = rs.record["smooth_quant"];
+  REQUIRE(sq["layers"].size() == 1);
+  CHECK(sq["layers"][0]["activation"] == "a");
+  CHECK(sq["layers"][0]["readers"] == json::array({"proj"}));
+  CHECK(sq["layers"][0].contains("alpha"));  // chosen per site (smooth_quant_search=true)
+  const double e_plain = error_vs(plain, ref), e_smooth = error_vs(smooth, ref);
+  MESSAGE("relative output error vs fp32: plain int8 " << e_plain << ", with the inserted Mul " << e_smooth);
+  CHECK(e_smooth < 0.5 * e_plain);
+  CHECK(test::max_abs_diff({test::run_cpu(smooth, feeds(5))[1]}, {test::run_cpu(ref, feeds(5))[1]}) == 0.0);  // Relu: float
+  // Replay without data: the same model, byte for byte.
+  ir::Model again = build();
+  const json rec = rs.record;
+  test::run_quantize(again, {{"op_types", "MatMul"}, {"smooth_quant", "0.5"}}, &rec);
+  CHECK(ir::serialize_model(again) == ir::serialize_model(smooth));
+  // A recorded activation the model lacks is refused.
+  json bad = rs.record;
+  bad["smooth_quant"]["layers"][0]["activation"] = "nothing";
+  ir::Model m3 = build();
+  CHECK_THROWS_AS(test::run_quantize(m3, {{"op_types", "MatMul"}}, &bad), ModelError);
+}
