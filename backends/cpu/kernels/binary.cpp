@@ -206,7 +206,7 @@ void pow_typed(KernelContext& ctx, const Operands& o, Tensor& y_t) {
     if (o.b->numel() == 1) {  // scalar exponent: the common x^2 / x^0.5 of decomposed norms
       const double e = static_cast<double>(static_cast<compute_t<E>>(b[0]));
       auto loop = [&](auto g) {
-        ctx.parallel_for(o.plan.numel, 1, [&](int64_t s, int64_t t) { for (int64_t i = s; i < t; ++i) y[i] = g(a[i]); });
+        parallel_for_work(ctx, o.plan.numel, 1, [&](int64_t s, int64_t t) { for (int64_t i = s; i < t; ++i) y[i] = g(a[i]); });
       };
       if (o.a->numel() == o.plan.numel) {
         if (e == 1.0) return loop([](float x) { return x; });

@@ -135,7 +135,7 @@ template <class TA, class TB, class TY, class F>
 void run_binary(const KernelContext& ctx, const BroadcastPlan& p, const TA* a, const TB* b, TY* y,
                 const F& f, int64_t cost = 1) {
   if (p.numel == 0) return;
-  ctx.parallel_for(p.numel, cost, [&](int64_t begin, int64_t end) {
+  parallel_for_work(ctx, p.numel, cost, [&](int64_t begin, int64_t end) {
     int64_t row = begin / p.inner, col = begin % p.inner;
     while (begin < end) {
       int64_t offs[3];
@@ -168,7 +168,7 @@ template <class TC, class TA, class TB, class TY, class F>
 void run_ternary(const KernelContext& ctx, const BroadcastPlan& p, const TC* c, const TA* a,
                  const TB* b, TY* y, const F& f) {
   if (p.numel == 0) return;
-  ctx.parallel_for(p.numel, 1, [&](int64_t begin, int64_t end) {
+  parallel_for_work(ctx, p.numel, 1, [&](int64_t begin, int64_t end) {
     int64_t row = begin / p.inner, col = begin % p.inner;
     const int64_t s0 = p.inner_stride[0], s1 = p.inner_stride[1], s2 = p.inner_stride[2];
     while (begin < end) {

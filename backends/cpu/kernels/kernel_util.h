@@ -10,6 +10,24 @@
 
 namespace mcc::backends::cpu {
 
+/// Work (element operations, counted as parallel_for's cost_per_item counts them) below which a
+/// kernel stays on the calling thread: handing a chunk to a pool thread costs tens of
+/// microseconds on small virtual machines, more than splitting a few hundred thousand cheap
+/// element operations saves.
+inline constexpr int64_t kMinParallelWork = int64_t{1} << 19;
+
+/// ctx.parallel_for, or f(0, n) on the calling thread when n * cost_per_item is below
+/// kMinParallelWork. For kernels whose results do not depend on the split.
+template <class F>
+void parallel_for_work(const KernelContext& ctx, int64_t n, int64_t cost_per_item, const F& f) {
+  if (n <= 0) return;
+  if (ctx.num_threads() <= 1 || n * cost_per_item < kMinParallelWork) {
+    f(int64_t{0}, n);
+    return;
+  }
+  ctx.parallel_for(n, cost_per_item, f);
+}
+
 /// Accumulation type for a float storage type: f64 stays f64, f32/f16/bf16 compute in f32.
 template <class T>
 using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;

@@ -1,8 +1,8 @@
 // f32 GEMM for MatMul: C[M, N] = A[M, K] * B[K, N], all row-major, on AVX-512.
 // B is packed into panels of 32 columns (K x 32 contiguous, zero-padded); register tiles of
 // 8 rows x 32 columns (16 accumulators), A values broadcast straight from its rows. K is split
-// into blocks of at most 512 (a 64 KB panel block, in L2, re-read by every row tile of A; the
-// first row tile prefetches the next block, since packed B is read front to back). Each output is summed over k in order (blocks in order, each block continuing the previous
+// into blocks of at most 512 (a 64 KB panel block, in L2, re-read by every row tile of A; packed
+// B is read front to back, so the row tiles share out prefetching the next block into L2). Each output is summed over k in order (blocks in order, each block continuing the previous
 // partial sum in C), so results are deterministic and independent of the thread count.
 // Without AVX-512 the functions are not used (matmul_f32_available() is false).
 #include "backends/cpu/kernels/matmul_f32.h"
@@ -24,11 +24,18 @@ constexpr int64_t kKC = 512;   // largest K block
 #if defined(__AVX512F__)
 // One MR x 32 tile over k in [0, kc): C = (accumulate ? C : 0) + A * Bp. Kept out of line so GCC
 // keeps the accumulators in registers.
-// With PF, the same rows of the next packed block (pf) are prefetched into L2 on the way.
+// Prefetch share of one tile: `lines` cache lines from `at`, one every `every` k steps.
+struct Prefetch {
+  const float* at = nullptr;
+  int64_t lines = 0, every = 1;
+};
+
+// With PF, the tile prefetches its share of the next packed block into L2 on the way.
 template <int MR, bool PF>
 __attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda, const float* Bp, float* C,
                                     int64_t ldc, __mmask16 m0, __mmask16 m1, bool accumulate,
-                                    const float* pf) {
+                                    Prefetch pf) {
+  int64_t pf_next = 0, pf_done = 0;
   __m512 c0[MR], c1[MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
@@ -45,8 +52,11 @@ __attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda, con
     const __m512 b0 = _mm512_loadu_ps(Bp + k * kNR);
     const __m512 b1 = _mm512_loadu_ps(Bp + k * kNR + 16);
     if constexpr (PF) {
-      _mm_prefetch(reinterpret_cast<const char*>(pf + k * kNR), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(pf + k * kNR + 16), _MM_HINT_T1);
+      if (k == pf_next && pf_done < pf.lines) {
+        _mm_prefetch(reinterpret_cast<const char*>(pf.at + pf_done * 16), _MM_HINT_T1);
+        ++pf_done;
+        pf_next += pf.every;
+      }
     }
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
@@ -63,7 +73,7 @@ __attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda, con
 }
 
 using TileFn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, __mmask16,
-                        __mmask16, bool, const float*);
+                        __mmask16, bool, Prefetch);
 constexpr TileFn kTiles[2][kMR + 1] = {
     {nullptr, tile<1, false>, tile<2, false>, tile<3, false>, tile<4, false>, tile<5, false>,
      tile<6, false>, tile<7, false>, tile<8, false>},
@@ -84,15 +94,22 @@ void run_block(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A, i
     const float* panel = B.data.data() + p * K * kNR;
     for (int64_t k0 = 0; k0 < K; k0 += kstep) {
       const int64_t kc = std::min(kstep, K - k0);
-      // Packed B is read front to back: the first row tile prefetches the next block's rows
-      // (of this panel or the next one) while it works.
+      // Packed B is read front to back: the row tiles share out the prefetch of the next block
+      // (of this panel or the next one), spread over their k steps.
       const int64_t next = (p * K + k0 + kc) * kNR;
-      const bool pf = next + kc * kNR <= static_cast<int64_t>(B.data.size());
-      for (int64_t r = r0; r < r1; r += kMR) {
+      const int64_t lines = next + kc * kNR <= static_cast<int64_t>(B.data.size()) ? kc * kNR / 16 : 0;
+      const int64_t ntiles = (r1 - r0 + kMR - 1) / kMR, per_tile = (lines + ntiles - 1) / ntiles;
+      int64_t t = 0;
+      for (int64_t r = r0; r < r1; r += kMR, ++t) {
         const int64_t mr = std::min(kMR, r1 - r);
-        const bool first = pf && r == r0;
-        kTiles[first][mr](kc, A + r * lda + k0, lda, panel + k0 * kNR, C + r * ldc + j, ldc, m0, m1,
-                          k0 > 0, first ? B.data.data() + next : nullptr);
+        Prefetch pf;
+        if (lines > t * per_tile) {
+          pf.at = B.data.data() + next + t * per_tile * 16;
+          pf.lines = std::min(per_tile, lines - t * per_tile);
+          pf.every = std::max<int64_t>(1, kc / pf.lines);
+        }
+        kTiles[pf.lines > 0][mr](kc, A + r * lda + k0, lda, panel + k0 * kNR, C + r * ldc + j, ldc, m0, m1,
+                                 k0 > 0, pf);
       }
     }
   }

@@ -335,7 +335,7 @@ Kernel make_layer_norm(const ir::Node& node) {
         const std::vector<float> sc(scale.begin(), scale.end()), bi(bias.begin(), bias.end());
         using Row = Eigen::Array<float, Eigen::Dynamic, 1>;
         const Eigen::Map<const Row> scm(sc.data(), inner), bim(bi.data(), inner);
-        ctx.parallel_for(outer, inner * 4, [&](int64_t lo, int64_t hi) {
+        parallel_for_work(ctx, outer, inner * 4, [&](int64_t lo, int64_t hi) {
           for (int64_t o = lo; o < hi; ++o) {
             const Eigen::Map<const Row> xr(xp + o * inner, inner);
             double m, v;

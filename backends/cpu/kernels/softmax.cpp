@@ -71,7 +71,7 @@ void softmax_typed(KernelContext& ctx, const ir::Tensor& x, ir::Tensor& y, const
   const int64_t d = l.d, inner = l.inner;
   if constexpr (K != Kind::Hardmax && std::is_same_v<T, C>) {
     if (inner == 1) {
-      ctx.parallel_for(l.outer, d * 8, [&](int64_t b, int64_t e) {
+      parallel_for_work(ctx, l.outer, d * 8, [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
           std::copy(src + r * d, src + (r + 1) * d, dst + r * d);
           softmax_row<K>(dst + r * d, d);

@@ -100,7 +100,7 @@ void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_o
     for (int64_t d : pd) planes *= d;
     const int64_t a_tiles = (A + kTile - 1) / kTile;
     with_elem_copy(src, dst, [&](auto copy) {
-      ctx.parallel_for(planes * a_tiles, kTile * B, [&](int64_t begin, int64_t end) {
+      parallel_for_work(ctx, planes * a_tiles, kTile * B, [&](int64_t begin, int64_t end) {
         for (int64_t w = begin; w < end; ++w) {
           int64_t p = w / a_tiles, rem = p, so = src_off, dof = 0;
           const int64_t a0 = (w % a_tiles) * kTile, a1 = std::min(a0 + kTile, A);
@@ -121,7 +121,7 @@ void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_o
     return;
   }
   with_elem_copy(src, dst, [&](auto copy) {
-    ctx.parallel_for(rows, inner, [&](int64_t begin, int64_t end) {
+    parallel_for_work(ctx, rows, inner, [&](int64_t begin, int64_t end) {
       std::vector<int64_t> idx(outer_rank, 0);
       int64_t off = src_off, rem = begin;
       for (size_t k = outer_rank; k-- > 0;) {

@@ -66,7 +66,7 @@ void unary_float(KernelContext& ctx, const std::string& what, const Op& op, int6
     using T = typename decltype(tag)::type;
     const T* x = x_t.data<T>().data();
     T* y = y_t.mutable_data<T>().data();
-    ctx.parallel_for(x_t.numel(), cost, [&](int64_t b, int64_t e) {
+    parallel_for_work(ctx, x_t.numel(), cost, [&](int64_t b, int64_t e) {
       if constexpr (kIsHalf<T>) {
         float bx[kBlock], by[kBlock];
         for (int64_t s = b; s < e; s += kBlock) {
@@ -102,7 +102,7 @@ void unary_map(KernelContext& ctx, const std::string& what, const F& f) {
     using C = compute_t<T>;
     const T* x = x_t.data<T>().data();
     TY* y = y_t.mutable_data<TY>().data();
-    ctx.parallel_for(x_t.numel(), 1, [&](int64_t b, int64_t e) {
+    parallel_for_work(ctx, x_t.numel(), 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) y[i] = static_cast<TY>(f(static_cast<C>(x[i])));
     });
   });
