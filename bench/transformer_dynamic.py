@@ -11,8 +11,11 @@ samples), the largest |difference| of last_hidden_state at unmasked positions, a
 outputs whether `--state` replays byte-identically and how mcc's cpu backend compares with
 ONNX Runtime on the first --cpu-samples samples (mcc eval --golden, the mean cosine).
 
-mcc is run twice: MatMul layers only, and with embeddings=true (the word-embedding table int8,
-one scale per row), which is what makes the file size comparable with ONNX Runtime's.
+mcc is run with MatMul layers only; with embeddings=true; with embeddings=true and SmoothQuant
+(smooth_quant=0.5, LayerNormalization outliers folded into the weights, maxima calibrated on the 64
+shared samples, so judge this row on the held-out sentences); and with every layer quantized at run
+time (float_gelu_inputs=false). embeddings=true (the embedding tables int8, one scale per column)
+is what makes the file size comparable with ONNX Runtime's.
 
 usage: bench/transformer_dynamic.py [--model /work/minilm/minilm_l6_v2.onnx] [--mcc build/mcc]
                                     [--work DIR] [--cpu-samples 4] [--json FILE]
@@ -91,6 +94,9 @@ def main():
     results["mcc_matmul"] = mcc_dynamic(a, work, samples, "mcc_dynamic", "fold,quantize{mode=dynamic}")
     results["mcc_embeddings"] = mcc_dynamic(a, work, samples, "mcc_dynamic_emb",
                                             "fold,quantize{mode=dynamic embeddings=true}")
+    results["mcc_embeddings_smooth"] = mcc_dynamic(
+        a, work, samples, "mcc_dynamic_emb_sq",
+        f"fold,quantize{{mode=dynamic embeddings=true calib={SAMPLES} smooth_quant=0.5}}")
     results["mcc_embeddings_all_dynamic"] = mcc_dynamic(a, work, samples, "mcc_dynamic_emb_all",
                                                         "fold,quantize{mode=dynamic embeddings=true float_gelu_inputs=false}")
 

@@ -119,8 +119,11 @@ Config read_config(const Options& o) {
   c.smooth_alpha_search = o.get_bool("smooth_quant_search");
   if (!(c.smooth_alpha >= 0 && c.smooth_alpha <= 1))
     throw UsageError("quantize: smooth_quant must be in (0, 1] (0: off), got " + std::to_string(c.smooth_alpha));
-  if (c.smooth_alpha > 0 && o.get_string("mode") != "static")
-    throw UsageError("quantize: smooth_quant needs mode=static (it moves activation ranges into weights before calibration)");
+  if (c.smooth_alpha > 0 && c.weight_only)
+    throw UsageError("quantize: smooth_quant needs mode=static or dynamic (weight_only keeps activations float)");
+  // Dynamic mode smooths LayerNormalization outputs only: the inputs an inserted Mul would serve
+  // are GELU outputs (kept float by float_gelu_inputs) or attention contexts.
+  if (c.dynamic) c.smooth_insert = false;
   return c;
 }
 

@@ -10,6 +10,8 @@
 // its weight as an int8 per-channel weight point behind DequantizeLinear; the point's note and the
 // stat layers_float_input say so. A per-tensor run-time range over a GELU output's outlier
 // channels costs a transformer most of its accuracy (MiniLM: README, Benchmarks).
+// smooth_quant=ALPHA with calib=DIR (quantize/smooth.h): LayerNormalization outputs are smoothed
+// before the weights are quantized (folding only, no inserted Muls); recorded, replayed without data.
 // embeddings=true: a Gather table (input 0 a float32 constant [rows, width] that only Gathers
 // read along axis 0) becomes int8 with one scale per column, i.e. per embedding dimension (per
 // tensor with per_channel=false; per column, not per row: a few dimensions of a trained table run

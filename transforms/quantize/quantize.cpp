@@ -306,7 +306,7 @@ class QuantizePass : public Pass {
     Selection sel = select(model, cfg.select, excludes, rules);
     if (sel.already_quantized) return already_quantized();
     const json matched = matched_json(rules, excludes);
-    if (cfg.dynamic) return run_dynamic(model, sel, cfg, matched);
+    if (cfg.dynamic) return run_dynamic(model, sel, cfg, matched, ctx);
     if (cfg.weight_only) return run_weight_only(model, sel, cfg, matched, ctx);
     if (cfg.depthwise_per_channel) mark_depthwise_inputs(sel);
 
@@ -344,8 +344,12 @@ class QuantizePass : public Pass {
 
  private:
   /// mode=dynamic: weights offline, activations at run time; nothing is calibrated.
-  static PassResult run_dynamic(ir::Model& model, Selection& sel, const Config& cfg, const json& matched) {
+  static PassResult run_dynamic(ir::Model& model, Selection& sel, const Config& cfg, const json& matched,
+                                const PassContext& ctx) {
     Plan plan = unchanged_plan(model);
+    // smooth_quant with calibration data: LayerNormalization outlier channels folded into the
+    // weights before they are quantized (the run-time ranges then cover the smoothed values).
+    const Smoothed smooth = smooth_quant(model, sel, cfg, ctx);
     const Points points = dynamic_points(model, sel, cfg);
     require_dynamic_opset(model, sel, points, plan);
     plan.points = points.points;
@@ -358,6 +362,7 @@ class QuantizePass : public Pass {
     res.stats["layers_dynamic"] = static_cast<int64_t>(sel.nodes.size()) - points.float_inputs;
     res.stats["layers_float_input"] = points.float_inputs;
     res.stats["embedding_tables"] = points.embeddings;
+    add_smooth_stats(res.stats, smooth);
     const json no_calibration = json::object();
     json rec = stage_record({plan, no_calibration, matched, sel, ActivationRanges{}, points, BiasCorrections{}, Measured{}, res.stats});
     json out;
@@ -365,6 +370,7 @@ class QuantizePass : public Pass {
     out["mode"] = "dynamic";
     for (auto it = rec.begin(); it != rec.end(); ++it)
       if (it.key() != "format") out[it.key()] = it.value();
+    if (smooth.enabled) out["smooth_quant"] = smooth.record;
     res.record = out;
     spdlog::info("quantize: mode=dynamic: {} MatMul/Gemm layers, {} dynamic activations, {} int8 weights", sel.nodes.size(),
                  points.activation.size(), points.weights);

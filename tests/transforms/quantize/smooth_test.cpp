@@ -312,13 +312,14 @@ TEST_CASE("quantize smooth_quant: a float reader gets a copy of the LayerNormali
   }
 }
 
-TEST_CASE("quantize smooth_quant: bad values, dynamic mode and a missing calibration folder are usage errors") {
+TEST_CASE("quantize smooth_quant: bad values, weight_only mode and a missing calibration folder are usage errors") {
   ir::Model m = smooth_block();
   const Samples calib(2, 1);
   CHECK_THROWS_AS(test::run_quantize(m, {{"calib", calib.path()}, {"smooth_quant", "-0.5"}}), UsageError);
   CHECK_THROWS_AS(test::run_quantize(m, {{"calib", calib.path()}, {"smooth_quant", "1.5"}}), UsageError);
   CHECK_THROWS_AS(test::run_quantize(m, {{"calib", calib.path()}, {"smooth_quant", "nan"}}), UsageError);
-  CHECK_THROWS_AS(test::run_quantize(m, {{"mode", "dynamic"}, {"smooth_quant", "0.5"}}), UsageError);
+  CHECK_THROWS_AS(test::run_quantize(m, {{"mode", "dynamic"}, {"smooth_quant", "0.5"}}), UsageError);  // no calib
+  CHECK_THROWS_AS(test::run_quantize(m, {{"mode", "weight_only"}, {"calib", calib.path()}, {"smooth_quant", "0.5"}}), UsageError);
   CHECK_THROWS_AS(test::run_quantize(m, {{"smooth_quant", "0.5"}}), UsageError);
   CHECK(test::count_ops(m, "QuantizeLinear") == 0);
   // smooth_quant=0 is off and alpha = 1 is allowed.
@@ -416,4 +417,23 @@ TEST_CASE("quantize smooth_quant: an input no LayerNormalization produces is smo
   bad["smooth_quant"]["layers"][0]["activation"] = "nothing";
   ir::Model m3 = build();
   CHECK_THROWS_AS(test::run_quantize(m3, {{"op_types", "MatMul"}}, &bad), ModelError);
+}
+
+TEST_CASE("quantize mode=dynamic smooth_quant: LayerNormalization outliers folded before the run-time quantization; replay") {
+  const Samples calib(kSamples, 1);
+  const ir::Model ref = smooth_block();
+  ir::Model plain = smooth_block(), smooth = smooth_block();
+  test::run_quantize(plain, {{"mode", "dynamic"}});
+  const auto rs = test::run_quantize(smooth, {{"mode", "dynamic"}, {"calib", calib.path()}, {"smooth_quant", "0.5"}});
+  CHECK(rs.stats["smooth_quant_layers"] == 2);
+  CHECK_FALSE(rs.stats.contains("smooth_quant_muls"));  // dynamic mode folds into LayerNormalizations only
+  CHECK(test::count_ops(smooth, "MatMulInteger") == test::count_ops(plain, "MatMulInteger"));
+  CHECK(smooth.graph->nodes().size() == plain.graph->nodes().size());
+  const double e_plain = error_vs(plain, ref), e_smooth = error_vs(smooth, ref);
+  MESSAGE("relative output error vs fp32: dynamic int8 " << e_plain << ", with smooth_quant " << e_smooth);
+  CHECK(e_smooth < 0.5 * e_plain);
+  ir::Model again = smooth_block();
+  const json rec = rs.record;
+  test::run_quantize(again, {{"mode", "dynamic"}}, &rec);
+  CHECK(ir::serialize_model(again) == ir::serialize_model(smooth));
 }
