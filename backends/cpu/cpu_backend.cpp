@@ -1,6 +1,7 @@
 // The cpu backend: Eigen kernels looked up in one registry filled by the family registrations.
 #include "backends/cpu/kernels/conv_fusion.h"
 #include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/kernels/matmul_fusion.h"
 #include "backends/executor.h"
 
 namespace mcc::backends {
@@ -14,7 +15,10 @@ class CpuBackend final : public Backend {
     if (registry_.find(n)) return Support::yes();
     return Support::no("the cpu backend has no kernel for " + n.op_type + " at opset " + std::to_string(n.since_version));
   }
-  std::optional<FusedKernel> fuse(const ir::Node& n) const override { return cpu::fuse_conv(n); }
+  std::optional<FusedKernel> fuse(const ir::Node& n) const override {
+    if (auto f = cpu::fuse_conv(n)) return f;
+    return cpu::fuse_matmul(n);
+  }
   std::vector<size_t> shape_only_inputs(const ir::Node& n) const override {
     if (n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size")) return {0};
     return {};

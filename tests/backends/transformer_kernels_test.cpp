@@ -262,3 +262,87 @@ TEST_CASE("f32 LayerNormalization matches double math, with Mean and InvStdDev, 
     }
   }
 }
+
+namespace {
+
+// X [2, 7, K] -> MatMul(W [K, N]) -> Add(bias [N], .) [-> Div(sqrt 2) -> Erf -> Add(1) -> Mul(v, .)
+// -> Mul(0.5)] as PyTorch exports BERT's GELU; W, bias and the GELU constants are initializers.
+ir::Model gelu_block(int64_t K, int64_t N, bool gelu, bool extra_reader) {
+  ir::Model m = empty_model(13);
+  ir::Graph& g = *m.graph;
+  ir::Value& x = add_input(g, "X", {2, 7, K});
+  ir::Value& w = g.add_initializer("W", ir::Tensor::from_vector<float>({K, N}, uniform(K * N, 31, -0.3f, 0.3f)));
+  ir::Value& b = g.add_initializer("bias", ir::Tensor::from_vector<float>({N}, uniform(N, 32, -1.f, 1.f)));
+  ir::Node& mm = add_node(g, "MatMul", "mm", {&x, &w}, {"mm_out"}, 13);
+  ir::Node& add = add_node(g, "Add", "bias_add", {&b, mm.outputs[0]}, {"v"}, 13);
+  ir::Value* v = add.outputs[0];
+  if (extra_reader) {  // the MatMul output is read twice: nothing is fused
+    ir::Node& r = add_node(g, "Relu", "relu", {mm.outputs[0]}, {"r"}, 13);
+    mark_output(g, *r.outputs[0]);
+  }
+  if (!gelu) {
+    mark_output(g, *v);
+    return m;
+  }
+  auto scalar = [&](const std::string& name, float val) -> ir::Value* {
+    return &g.add_initializer(name, ir::Tensor::from_vector<float>({}, {val}));
+  };
+  ir::Node& d = add_node(g, "Div", "div", {v, scalar("sqrt2", 1.4142135381698608f)}, {"d"}, 13);
+  ir::Node& e = add_node(g, "Erf", "erf", {d.outputs[0]}, {"e"}, 13);
+  ir::Node& a = add_node(g, "Add", "add1", {e.outputs[0], scalar("one", 1.f)}, {"a"}, 13);
+  ir::Node& m1 = add_node(g, "Mul", "mul", {v, a.outputs[0]}, {"m1"}, 13);
+  ir::Node& m2 = add_node(g, "Mul", "half", {m1.outputs[0], scalar("half", 0.5f)}, {"Y"}, 13);
+  mark_output(g, *m2.outputs[0]);
+  return m;
+}
+
+std::vector<ir::Tensor> run_model(const ir::Model& m, const ir::Tensor& x, int threads, bool fuse) {
+  backends::ExecOptions o{threads};
+  o.fuse = fuse;
+  backends::Executor ex(m, o);
+  std::vector<ir::Tensor> out;
+  for (auto& v : ex.run({{"X", backends::RValue::of(x)}})) out.push_back(v.tensor);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("f32 MatMul + bias Add + erf GELU fused on the cpu backend matches double math and the unfused nodes") {
+  for (bool gelu : {true, false})
+    for (bool extra : {false, true})
+      for (auto [K, N] : std::vector<std::pair<int64_t, int64_t>>{{64, 96}, {37, 20}, {130, 8}}) {
+        CAPTURE(gelu);
+        CAPTURE(extra);
+        CAPTURE(K);
+        CAPTURE(N);
+        const ir::Model m = gelu_block(K, N, gelu, extra);
+        const std::vector<int64_t> xd{2, 7, K};
+        const auto xv = uniform(numel(xd), 33, -2.f, 2.f);
+        const auto x = ir::Tensor::from_vector<float>(xd, xv);
+        const auto fused1 = run_model(m, x, 1, true), fused2 = run_model(m, x, 2, true);
+        const auto plain = run_model(m, x, 1, false);
+        REQUIRE(fused1.size() == plain.size());
+        const ir::Tensor& w = *m.graph->initializers[0]->initializer;
+        const ir::Tensor& b = *m.graph->initializers[1]->initializer;
+        std::vector<int64_t> od;
+        std::vector<double> bound;
+        const std::vector<float> wv(w.data<float>().begin(), w.data<float>().end());
+        auto ref = matmul_ref(xv, xd, wv, {K, N}, od, bound);
+        for (size_t i = 0; i < ref.size(); ++i) {
+          ref[i] += b.data<float>()[i % static_cast<size_t>(N)];
+          if (gelu) ref[i] = 0.5 * ref[i] * (1.0 + std::erf(ref[i] / std::sqrt(2.0)));
+        }
+        const ir::Tensor& y = fused1.back();  // Y (the Relu output comes first when present)
+        REQUIRE(y.dims() == od);
+        int64_t bad = 0, bad_plain = 0;
+        for (size_t i = 0; i < ref.size(); ++i) {
+          // GEMM rounding (bound) carried through GELU (slope <= 1.13) plus f32 rounding of the epilogue.
+          const double tol = 3e-6 * bound[i] + 2e-6 * std::abs(ref[i]) + 1e-6;
+          if (!(std::abs(y.data<float>()[i] - ref[i]) <= tol)) ++bad;
+          if (!(std::abs(y.data<float>()[i] - plain.back().data<float>()[i]) <= tol)) ++bad_plain;
+        }
+        CHECK(bad == 0);
+        CHECK(bad_plain == 0);
+        for (size_t k = 0; k < fused1.size(); ++k) CHECK(same_bytes(fused1[k], fused2[k]));
+      }
+}
