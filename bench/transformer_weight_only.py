@@ -24,7 +24,6 @@ usage: bench/transformer_weight_only.py [--model /work/minilm/minilm_l6_v2.onnx]
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -35,6 +34,8 @@ import onnxruntime as ort
 
 from common import emit_json, print_table
 from minilm_heldout import heldout_samples, tokenizer_json
+from transformer_dynamic import cpu_vs_ort as dynamic_cpu_vs_ort
+from transformer_fp16 import measure as accuracy
 from transformer_fp16 import minilm_work_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,16 +59,10 @@ def session(path, threads=1):
 
 
 def measure(path, samples):
+    """transformer_fp16.measure's accuracy figures plus ONNX Runtime's latency (1 thread, median of
+    20 runs of the longest sentence)."""
+    res = accuracy(path, samples)
     s = session(path)
-    names = [o.name for o in s.get_outputs()]
-    cos, hid = [], 0.0
-    for feeds, ref in samples:
-        got = dict(zip(names, s.run(None, feeds)))
-        a = got["sentence_embedding"].astype(np.float64).ravel()
-        b = ref["sentence_embedding"].astype(np.float64).ravel()
-        cos.append(float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))))
-        mask = feeds["attention_mask"].astype(bool)
-        hid = max(hid, float(np.abs(got["last_hidden_state"].astype(np.float64) - ref["last_hidden_state"])[mask].max()))
     longest = max(samples, key=lambda x: x[0]["input_ids"].shape[1])[0]
     s.run(None, longest)
     times = []
@@ -75,26 +70,15 @@ def measure(path, samples):
         t0 = time.perf_counter()
         s.run(None, longest)
         times.append(time.perf_counter() - t0)
-    return {"bytes": os.path.getsize(path), "cosine_mean": float(np.mean(cos)), "cosine_min": float(np.min(cos)),
-            "hidden_max_abs_diff": hid, "ort_ms": 1000 * float(np.median(times))}
+    res["ort_ms"] = 1000 * float(np.median(times))
+    return res
 
 
 def cpu_vs_ort(mcc, model, work, n):
-    """mcc's cpu backend against ONNX Runtime's outputs for `model` on the first n held-out sentences."""
-    golden = os.path.join(work, os.path.basename(model) + ".golden")
-    shutil.rmtree(golden, ignore_errors=True)
-    src = os.path.join(work, "heldout")
-    for d in sorted(os.listdir(src))[:n]:
-        shutil.copytree(os.path.join(src, d), os.path.join(golden, d))
-    run([sys.executable, os.path.join(ROOT, "tests", "cli", "ort_outputs.py"), model, golden])
-    r = subprocess.run([mcc, "eval", model, "--golden", golden, "--min-cosine", "0.9999", "--json"],
-                       capture_output=True, text=True)
-    try:
-        rep = json.loads(r.stdout)
-    except json.JSONDecodeError:
-        return {"exit": r.returncode, "error": r.stderr.strip()[-500:]}
-    worst = min((o["min_cosine"] for o in rep.get("outputs", [])), default=None)
-    return {"exit": r.returncode, "least_cosine": worst}
+    """transformer_dynamic.cpu_vs_ort (unpadded held-out sentences), reduced to the least cosine."""
+    r = dynamic_cpu_vs_ort(mcc, model, work, n)
+    outs = r.get("report", {}).get("outputs", [])
+    return {"exit": r["exit"], "least_cosine": min((o["min_cosine"] for o in outs), default=None)}
 
 
 def mcc_weight_only(a, work, samples, name, flags):

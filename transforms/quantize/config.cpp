@@ -1,6 +1,8 @@
 // Reading and checking the quantize stage's options (see quantize/config.h).
 #include "transforms/quantize/config.h"
 
+#include <filesystem>
+
 #include "ir/errors.h"
 
 namespace mcc::transforms::quantize {
@@ -125,6 +127,20 @@ Config read_config(const Options& o) {
   // are GELU outputs (kept float by float_gelu_inputs) or attention contexts.
   if (c.dynamic) c.smooth_insert = false;
   return c;
+}
+
+CalibrationConfig calibration_config(const Config& cfg, const PassContext& ctx, const std::string& what_needs_data) {
+  namespace fs = std::filesystem;
+  std::string dir = cfg.calib;
+  if (dir.empty()) throw UsageError("quantize: " + what_needs_data + "; set calib=DIR (mcc quantize --calib DIR)");
+  if (fs::path(dir).is_relative() && !ctx.base_dir.empty()) dir = (fs::path(ctx.base_dir) / dir).lexically_normal().string();
+  CalibrationConfig cc;
+  cc.data_dir = dir;
+  cc.max_samples = static_cast<size_t>(cfg.samples);
+  cc.holdout = static_cast<size_t>(cfg.holdout);
+  cc.histograms = false;
+  cc.threads = ctx.threads;
+  return cc;
 }
 
 }  // namespace mcc::transforms::quantize

@@ -60,4 +60,9 @@ struct Config {
 /// a combination that contradicts itself.
 Config read_config(const Options& o);
 
+/// A calibration run over the stage's samples: calib resolved against the pipeline's folder,
+/// samples, holdout and threads from the stage (no histograms, nothing watched yet). UsageError
+/// "quantize: <what_needs_data>; set calib=DIR (mcc quantize --calib DIR)" without calib.
+CalibrationConfig calibration_config(const Config& cfg, const PassContext& ctx, const std::string& what_needs_data);
+
 }  // namespace mcc::transforms::quantize

@@ -82,8 +82,6 @@ namespace {
 }  // namespace
 
 Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg) {
-  const ir::Graph& g = *model.graph;
-  const bool ir3 = model.ir_version > 0 && model.ir_version < 4;
   Points pts;
   std::vector<Candidate> kept;
   auto skip = [&](const Candidate& c, const std::string& why) {
@@ -92,24 +90,8 @@ Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg)
   for (const Candidate& c : sel.nodes)
     if (const std::string why = dynamic_refusal(c); why.empty()) kept.push_back(c);
     else skip(c, why);
-  // Weights read by a node that stays float, or quantized along another axis, keep their readers
-  // float: repeat until no reader is dropped.
-  for (bool changed = true; changed;) {
-    changed = false;
-    std::map<const ir::Value*, std::vector<const Candidate*>> users;
-    for (const Candidate& c : kept) users[c.node->input(1)].push_back(&c);
-    std::vector<Candidate> next;
-    for (const Candidate& c : kept) {
-      const ir::Value* w = c.node->input(1);
-      if (const std::string why = weight_refusal(g, ir3, w, weight_axis(c), users[w]); !why.empty()) {
-        skip(c, "its weight '" + w->name + "' is " + (why.rfind("it is ", 0) == 0 ? why.substr(6) : why));
-        changed = true;
-      } else {
-        next.push_back(c);
-      }
-    }
-    kept.swap(next);
-  }
+  // Weights read by a node that stays float, or quantized along another axis, keep their readers float.
+  keep_candidates_with_consistent_weights(model, sel, kept, weight_axis);
   // Layers reading a GELU output keep a float input (int8 weights behind DequantizeLinear): a few
   // channels of a GELU output run 10-100x the rest, and one run-time uint8 range for the whole
   // tensor loses the small values that carry most of the signal.

@@ -84,6 +84,29 @@ std::string weight_refusal(const ir::Graph& g, bool ir3, const ir::Value* w, int
   return why;
 }
 
+void keep_candidates_with_consistent_weights(const ir::Model& model, Selection& sel, std::vector<Candidate>& kept,
+                                             int (*axis_of)(const Candidate&)) {
+  const ir::Graph& g = *model.graph;
+  const bool ir3 = model.ir_version > 0 && model.ir_version < 4;
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::map<const ir::Value*, std::vector<const Candidate*>> users;
+    for (const Candidate& c : kept) users[c.node->input(1)].push_back(&c);
+    std::vector<Candidate> next;
+    for (const Candidate& c : kept) {
+      const ir::Value* w = c.node->input(1);
+      if (const std::string why = weight_refusal(g, ir3, w, axis_of(c), users[w]); !why.empty()) {
+        sel.skipped.push_back({{"node", node_label(*c.node)}, {"op", c.node->op_type},
+                               {"reason", "its weight '" + w->name + "' is " + (why.rfind("it is ", 0) == 0 ? why.substr(6) : why)}});
+        changed = true;
+      } else {
+        next.push_back(c);
+      }
+    }
+    kept.swap(next);
+  }
+}
+
 QPoint weight_point(const ir::Value& w, int axis) {
   QPoint p;
   p.tensor = w.name;

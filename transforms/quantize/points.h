@@ -46,6 +46,13 @@ QPoint weight_point(const ir::Value& w, int axis);
 std::string weight_refusal(const ir::Graph& g, bool ir3, const ir::Value* w, int axis,
                            const std::vector<const Candidate*>& users);
 
+/// Keeps in `kept` the candidates whose weight (input 1) every reader quantizes alike
+/// (weight_refusal with each candidate's `axis_of`), repeating until no reader is dropped (a
+/// dropped reader makes its weight's other readers float too); each dropped candidate goes to
+/// sel.skipped with the weight's reason. Used by the modes that rewrite MatMul/Gemm weights.
+void keep_candidates_with_consistent_weights(const ir::Model& model, Selection& sel, std::vector<Candidate>& kept,
+                                             int (*axis_of)(const Candidate&));
+
 /// Whether `v` is one of g's outputs.
 bool is_graph_output(const ir::Graph& g, const ir::Value* v);
 

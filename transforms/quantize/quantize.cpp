@@ -92,7 +92,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 
 #include "ir/errors.h"
@@ -111,7 +110,6 @@
 #include "transforms/quantize/weight_only.h"
 #include "transforms/quantize/smooth.h"
 
-namespace fs = std::filesystem;
 
 namespace mcc::transforms::quantize {
 
@@ -159,18 +157,9 @@ Calibrated calibrate_selection(const ir::Model& model, const Selection& sel, con
       if (c.slots.weight >= 0 && c.node->input(0) &&
           std::find(channel_watch.begin(), channel_watch.end(), c.node->input(0)->name) == channel_watch.end())
         channel_watch.push_back(c.node->input(0)->name);
-  std::string dir = cfg.calib;
-  if (dir.empty())
-    throw UsageError("quantize: " + std::to_string(watch.size()) +
-                     " activations need calibration data; set calib=DIR (mcc quantize --calib DIR)");
-  if (fs::path(dir).is_relative() && !ctx.base_dir.empty()) dir = (fs::path(ctx.base_dir) / dir).lexically_normal().string();
-  out.dir = dir;
-  CalibrationConfig cc;
-  cc.data_dir = dir;
-  cc.max_samples = static_cast<size_t>(cfg.samples);
-  cc.holdout = static_cast<size_t>(cfg.holdout);
+  CalibrationConfig cc = calibration_config(cfg, ctx, std::to_string(watch.size()) + " activations need calibration data");
+  out.dir = cc.data_dir;
   cc.histograms = histograms;
-  cc.threads = ctx.threads;
   cc.channel_watch = channel_watch;
   cc.per_channel_watch = per_channel_watch;
   cc.progress = progress_bar();

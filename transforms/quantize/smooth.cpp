@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -17,7 +16,6 @@
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/points.h"
 
-namespace fs = std::filesystem;
 
 namespace mcc::transforms::quantize {
 
@@ -68,6 +66,21 @@ std::string reader_refusal(const ir::Graph& g, bool ir3, const ir::Node& reader,
   return "";
 }
 
+/// Why the readers of site `s` cannot take its scales through their weights ("" = they can): a
+/// weight also read by a node outside the site, or read both as [K, N] and [N, K].
+std::string shared_weight_refusal(const Site& s) {
+  const std::set<const ir::Node*> readers(s.readers.begin(), s.readers.end());
+  for (const ir::Node* r : s.readers) {
+    const ir::Value* w = r->input(1);
+    for (const ir::Use& u : w->uses) {
+      if (!readers.count(u.user))
+        return "the weight '" + w->name + "' of '" + node_label(*r) + "' is also read by '" + node_label(*u.user) + "'";
+      if (transposed(*u.user) != transposed(*r)) return "the weight '" + w->name + "' is read both as [K, N] and as [N, K]";
+    }
+  }
+  return "";
+}
+
 /// Why `ln` cannot be smoothed ("" = it can); fills `site` when it can.
 std::string site_refusal(const ir::Graph& g, bool ir3, ir::Node& ln, const std::map<const ir::Node*, const Candidate*>& selected,
                          Site& site) {
@@ -104,15 +117,7 @@ std::string site_refusal(const ir::Graph& g, bool ir3, ir::Node& ln, const std::
     if (readers.insert(&r).second) site.readers.push_back(u.user);
   }
   if (site.readers.empty()) return "no quantized MatMul/Gemm reads its output";
-  for (const ir::Node* r : site.readers) {
-    const ir::Value* w = r->input(1);
-    for (const ir::Use& u : w->uses) {
-      if (!readers.count(u.user))
-        return "the weight '" + w->name + "' of '" + node_label(*r) + "' is also read by '" + node_label(*u.user) + "'";
-      if (transposed(*u.user) != transposed(*r)) return "the weight '" + w->name + "' is read both as [K, N] and as [N, K]";
-    }
-  }
-  return "";
+  return shared_weight_refusal(site);
 }
 
 std::vector<Site> find_sites(ir::Model& model, const Selection& sel, json& skipped) {
@@ -131,20 +136,6 @@ std::vector<Site> find_sites(ir::Model& model, const Selection& sel, json& skipp
   return sites;
 }
 
-/// Why the readers of site `s` cannot take its scales through their weights ("" = they can): a
-/// weight also read by a node outside the site, or read both as [K, N] and [N, K].
-std::string shared_weight_refusal(const Site& s) {
-  const std::set<const ir::Node*> readers(s.readers.begin(), s.readers.end());
-  for (const ir::Node* r : s.readers) {
-    const ir::Value* w = r->input(1);
-    for (const ir::Use& u : w->uses) {
-      if (!readers.count(u.user))
-        return "the weight '" + w->name + "' of '" + node_label(*r) + "' is also read by '" + node_label(*u.user) + "'";
-      if (transposed(*u.user) != transposed(*r)) return "the weight '" + w->name + "' is read both as [K, N] and as [N, K]";
-    }
-  }
-  return "";
-}
 
 /// The quantized MatMul/Gemm inputs that no LayerNormalization produces (smooth_quant_insert):
 /// each becomes a site smoothed through an inserted Mul; what cannot be is listed in `skipped`.
@@ -381,13 +372,6 @@ std::string apply_mul_site(ir::Graph& g, const Site& s, const std::vector<float>
   return node_label(mul);
 }
 
-std::string resolve_dir(const Config& cfg, const PassContext& ctx) {
-  std::string dir = cfg.calib;
-  if (dir.empty()) throw UsageError("quantize: smooth_quant needs calibration data; set calib=DIR (mcc quantize --calib DIR)");
-  if (fs::path(dir).is_relative() && !ctx.base_dir.empty()) dir = (fs::path(ctx.base_dir) / dir).lexically_normal().string();
-  return dir;
-}
-
 json names_of(const std::vector<ir::Node*>& nodes) {
   json a = json::array();
   for (const ir::Node* n : nodes) a.push_back(node_label(*n));
@@ -409,17 +393,13 @@ Smoothed smooth_quant(ir::Model& model, const Selection& sel, const Config& cfg,
 
   std::map<std::string, ChannelMax> maxima;  // by smoothed value name
   if (!sites.empty()) {
-    CalibrationConfig cc;
-    cc.data_dir = resolve_dir(cfg, ctx);
-    cc.max_samples = static_cast<size_t>(cfg.samples);
-    cc.holdout = static_cast<size_t>(cfg.holdout);
-    cc.histograms = false;
-    cc.threads = ctx.threads;
+    CalibrationConfig cc = calibration_config(cfg, ctx, "smooth_quant needs calibration data");
     for (const Site& s : sites) {
       const std::string& y = s.x->name;
       cc.tap_watch.push_back(y);
       maxima[y] = ChannelMax{std::vector<double>(static_cast<size_t>(s.channels), 0.0),
-                             std::vector<bool>(static_cast<size_t>(s.channels), false)};
+                             std::vector<bool>(static_cast<size_t>(s.channels), false),
+                             std::vector<double>(static_cast<size_t>(s.channels), 0.0), 0, false};
     }
     cc.tap = [&](const std::string& name, const ir::Tensor& t) {
       if (const auto it = maxima.find(name); it != maxima.end()) it->second.add(t);

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <set>
 
@@ -15,7 +14,6 @@
 #include "transforms/quantize/gptq.h"
 #include "transforms/quantize/policy.h"
 
-namespace fs = std::filesystem;
 
 namespace mcc::transforms::quantize {
 
@@ -74,17 +72,8 @@ std::map<std::string, HessianAccumulator> collect_hessians(const ir::Model& mode
     inputs.push_back(a);
   }
   if (inputs.empty()) return hess;
-  std::string dir = cfg.calib;
-  if (dir.empty())
-    throw UsageError("quantize: algorithm=gptq needs calibration data for the inputs of " + std::to_string(kept.size()) +
-                     " MatMul layers; set calib=DIR (mcc quantize --calib DIR)");
-  if (fs::path(dir).is_relative() && !ctx.base_dir.empty()) dir = (fs::path(ctx.base_dir) / dir).lexically_normal().string();
-  CalibrationConfig cc;
-  cc.data_dir = dir;
-  cc.max_samples = static_cast<size_t>(cfg.samples);
-  cc.holdout = static_cast<size_t>(cfg.holdout);
-  cc.histograms = false;
-  cc.threads = ctx.threads;
+  CalibrationConfig cc = calibration_config(cfg, ctx, "algorithm=gptq needs calibration data for the inputs of " +
+                                                          std::to_string(kept.size()) + " MatMul layers");
   cc.tap_watch = inputs;
   cc.tap = [&](const std::string& name, const ir::Tensor& t) {
     if (t.dtype() != ir::DType::F32 || t.rank() < 1) throw ModelError("the input '" + name + "' of a MatMul is not float32");
@@ -108,8 +97,6 @@ std::map<std::string, HessianAccumulator> collect_hessians(const ir::Model& mode
 }  // namespace
 
 WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, const Config& cfg, const PassContext& ctx) {
-  const ir::Graph& g = *model.graph;
-  const bool ir3 = model.ir_version > 0 && model.ir_version < 4;
   const WeightOnlyConfig& wc = cfg.weight_only_cfg;
   const BlockFormat f = block_format(wc);
   auto skip = [&](const Candidate& c, const std::string& why) {
@@ -119,23 +106,8 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
   for (const Candidate& c : sel.nodes)
     if (const std::string why = weight_only_refusal(c); why.empty()) kept.push_back(c);
     else skip(c, why);
-  // A weight read by a node that stays float keeps its readers float: repeat until none is dropped.
-  for (bool changed = true; changed;) {
-    changed = false;
-    std::map<const ir::Value*, std::vector<const Candidate*>> users;
-    for (const Candidate& c : kept) users[c.node->input(1)].push_back(&c);
-    std::vector<Candidate> next;
-    for (const Candidate& c : kept) {
-      const ir::Value* w = c.node->input(1);
-      if (const std::string why = weight_refusal(g, ir3, w, c.slots.weight_axis, users[w]); !why.empty()) {
-        skip(c, "its weight '" + w->name + "' is " + (why.rfind("it is ", 0) == 0 ? why.substr(6) : why));
-        changed = true;
-      } else {
-        next.push_back(c);
-      }
-    }
-    kept.swap(next);
-  }
+  // A weight read by a node that stays float keeps its readers float.
+  keep_candidates_with_consistent_weights(model, sel, kept, [](const Candidate& c) { return c.slots.weight_axis; });
 
   WeightOnlyResult res;
   std::map<std::string, HessianAccumulator> hess;

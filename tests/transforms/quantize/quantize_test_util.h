@@ -32,7 +32,7 @@ inline transforms::PassResult run_quantize(ir::Model& m, std::vector<std::pair<s
                                            const nlohmann::ordered_json* replay = nullptr) {
   auto pass = transforms::quantize::make_pass();
   transforms::Options o(pass->info(), std::move(opts));
-  transforms::PassContext ctx{o, "quantize", replay, ".", 1};
+  transforms::PassContext ctx{o, "quantize", replay, ".", 1, ""};
   return pass->run(m, ctx);
 }
 
