@@ -20,19 +20,10 @@ import time
 import numpy as np
 import onnxruntime as ort
 
+from cpu_vs_ort import ort_times
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-
-
-def ort_times(sess, feeds, warmup, runs):
-    for _ in range(warmup):
-        sess.run(None, feeds)
-    ts = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        sess.run(None, feeds)
-        ts.append((time.perf_counter() - t0) * 1000)
-    return ts
 
 
 def mcc_times(mcc, model, d, threads, warmup, runs):

@@ -188,9 +188,17 @@ std::vector<Site> find_mul_sites(ir::Model& model, const Selection& sel, json& s
   return sites;
 }
 
-/// max |W[j, :]| over every reader's weight, per input channel j.
-std::vector<double> weight_row_max(const Site& s) {
-  std::vector<double> m(static_cast<size_t>(s.channels), 0.0);
+/// Lists site `s` as left alone with `why`, under its LayerNormalization or its activation.
+void skip_site(json& skipped, const Site& s, const std::string& why) {
+  if (s.ln) skipped.push_back({{"layer_norm", node_label(*s.ln)}, {"reason", why}});
+  else skipped.push_back({{"activation", s.x->name}, {"reason", why}});
+}
+
+/// Calls f(index, j, n, w) for every element of every distinct reader weight of `s`: index counts
+/// the distinct weights from 0, j is the element's input channel and n its output column (a
+/// transB Gemm's weight is [N, K]).
+template <class F>
+void for_each_weight(const Site& s, F&& f) {
   std::set<const ir::Value*> seen;
   for (const ir::Node* r : s.readers) {
     if (!seen.insert(r->input(1)).second) continue;
@@ -199,13 +207,18 @@ std::vector<double> weight_row_max(const Site& s) {
     const size_t rows = static_cast<size_t>(w.dims()[0]), cols = static_cast<size_t>(w.dims()[1]);
     const bool t = transposed(*r);
     for (size_t i = 0; i < rows; ++i)
-      for (size_t k = 0; k < cols; ++k) {
-        const double a = std::fabs(static_cast<double>(v[i * cols + k]));
-        double& slot = m[t ? k : i];
-        if (std::isfinite(a)) slot = std::max(slot, a);
-        else slot = INFINITY;  // guarded below: s = 1
-      }
+      for (size_t k = 0; k < cols; ++k) f(seen.size() - 1, t ? k : i, t ? i : k, v[i * cols + k]);
   }
+}
+
+/// max |W[j, :]| over every reader's weight, per input channel j.
+std::vector<double> weight_row_max(const Site& s) {
+  std::vector<double> m(static_cast<size_t>(s.channels), 0.0);
+  for_each_weight(s, [&](size_t, size_t j, size_t, float w) {
+    const double a = std::fabs(static_cast<double>(w));
+    if (std::isfinite(a)) m[j] = std::max(m[j], a);
+    else m[j] = INFINITY;  // guarded below: s = 1
+  });
   return m;
 }
 
@@ -249,30 +262,20 @@ double int8_noise(const Site& site, const ChannelMax& m, const std::vector<float
     if (m.rows > 0) input_power += m.sumsq[j] / static_cast<double>(m.rows) / (static_cast<double>(s[j]) * s[j]);
   }
   const double act_step = 2 * A / 255;
-  double noise = 0;
-  std::set<const ir::Value*> seen;
-  for (const ir::Node* r : site.readers) {
-    if (!seen.insert(r->input(1)).second) continue;
-    const ir::Tensor& w = *r->input(1)->initializer;
-    const auto v = w.data<float>();
-    const size_t rows = static_cast<size_t>(w.dims()[0]), cols = static_cast<size_t>(w.dims()[1]);
-    const bool tr = transposed(*r);
-    const size_t N = tr ? rows : cols;
-    std::vector<double> col_max(N, 0.0);
-    double scaled_power = 0;  // sum over j, n of (s_j W_jn)^2
-    for (size_t i = 0; i < rows; ++i)
-      for (size_t k = 0; k < cols; ++k) {
-        const size_t j = tr ? k : i, n = tr ? i : k;
-        const double a = std::fabs(static_cast<double>(v[i * cols + k]) * s[j]);
-        if (!std::isfinite(a)) continue;
-        col_max[n] = std::max(col_max[n], a);
-        scaled_power += a * a;
-      }
-    double weight_steps = 0;
-    for (double c : col_max) weight_steps += (c / 127) * (c / 127);
-    noise += act_step * act_step / 12 * scaled_power + weight_steps / 12 * input_power;
-  }
-  return noise;
+  std::vector<std::vector<double>> col_max;  // per distinct weight, per output column: max |s_j W_jn|
+  double scaled_power = 0;                   // sum over weights, j, n of (s_j W_jn)^2
+  for_each_weight(site, [&](size_t index, size_t j, size_t n, float w) {
+    if (col_max.size() <= index) col_max.resize(index + 1);
+    if (col_max[index].size() <= n) col_max[index].resize(n + 1, 0.0);
+    const double a = std::fabs(static_cast<double>(w) * s[j]);
+    if (!std::isfinite(a)) return;
+    col_max[index][n] = std::max(col_max[index][n], a);
+    scaled_power += a * a;
+  });
+  double weight_steps = 0;
+  for (const auto& cols : col_max)
+    for (double c : cols) weight_steps += (c / 127) * (c / 127);
+  return act_step * act_step / 12 * scaled_power + weight_steps / 12 * input_power;
 }
 
 float smoothing_scale(double act, double wt, double alpha) {
@@ -413,8 +416,7 @@ Smoothed smooth_quant(ir::Model& model, const Selection& sel, const Config& cfg,
     const ChannelMax& m = maxima.at(s.x->name);
     if (m.mismatch) {
       const std::string why = "its last axis was not " + std::to_string(s.channels) + " float32 channels";
-      if (s.ln) skipped.push_back({{"layer_norm", node_label(*s.ln)}, {"reason", why}});
-      else skipped.push_back({{"activation", s.x->name}, {"reason", why}});
+      skip_site(skipped, s, why);
       continue;
     }
     const std::vector<double> wmax = weight_row_max(s);
@@ -447,8 +449,7 @@ Smoothed smooth_quant(ir::Model& model, const Selection& sel, const Config& cfg,
     if (!(noise_smoothed < noise_plain)) {
       const std::string why = "smoothing would not lower the estimated int8 output noise (" + std::to_string(noise_smoothed) +
                               " vs " + std::to_string(noise_plain) + ")";
-      if (s.ln) skipped.push_back({{"layer_norm", node_label(*s.ln)}, {"reason", why}});
-      else skipped.push_back({{"activation", s.x->name}, {"reason", why}});
+      skip_site(skipped, s, why);
       continue;
     }
     json layer;
