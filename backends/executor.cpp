@@ -250,7 +250,7 @@ std::vector<RValue> Executor::run(const std::vector<std::pair<std::string, RValu
         const auto& got = rv.tensor.dims();
         bool ok = dims.size() == got.size();
         for (size_t i = 0; ok && i < dims.size(); ++i)
-          if (dims[i].value && *dims[i].value != got[i]) ok = false;
+          if (dims[i].value && *dims[i].value >= 0 && *dims[i].value != got[i]) ok = false;  // -1: unknown
         if (!ok) {
           std::string want, have;
           for (const auto& d : dims) want += (want.empty() ? "" : "x") + (d.value ? std::to_string(*d.value) : (d.param.empty() ? "?" : d.param));

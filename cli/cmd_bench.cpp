@@ -34,6 +34,25 @@ struct BenchOptions {
   bool raw = false;     // include every run's latency in the JSON ("runs_ms")
 };
 
+namespace {
+/// This process's peak resident set in MB: VmHWM from /proc/self/status (it starts again at
+/// exec), else getrusage's ru_maxrss, which on Linux keeps the watermark of the process that
+/// forked and exec'd mcc (a large parent would show as mcc's peak).
+double peak_rss_mb() {
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long kb = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+    std::fclose(f);
+    if (kb >= 0) return static_cast<double>(kb) / 1024.0;
+  }
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+}  // namespace
+
 int run_bench(const BenchOptions& o) {
   if (o.runs < 1) throw UsageError("--runs " + std::to_string(o.runs) + ": must be at least 1");
   if (o.warmup < 0) throw UsageError("--warmup " + std::to_string(o.warmup) + ": must be 0 or more");
@@ -69,9 +88,7 @@ int run_bench(const BenchOptions& o) {
   double mean = 0;
   for (double v : ms) mean += v;
   mean /= static_cast<double>(ms.size());
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  const double peak_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  const double peak_mb = peak_rss_mb();
 
   nlohmann::ordered_json j{{"model", o.model}, {"backend", o.backend}, {"threads", exec.threads()},
                            {"warmup", o.warmup}, {"runs", o.runs}, {"inputs", o.inputs.empty() ? "random" : o.inputs},

@@ -134,6 +134,10 @@ BoundSample bind_sample(const Graph& g, const Sample& s, bool non_tensor_inputs)
     return out == g.outputs.end() ? g.outputs.size() : static_cast<size_t>(out - g.outputs.begin());
   };
   for (const auto& f : s.inputs) {
+    // A graph input literally named input_K (Keras exports: input_1) takes its file by name.
+    const std::string stem = fs::path(f.path).stem().string();
+    auto named = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const Value* v) { return v->name == stem; });
+    if (f.position >= 0 && named != g.inputs.end()) { feed(f, **named); continue; }
     if (f.position >= 0) {
       if (static_cast<size_t>(f.position) >= data_inputs.size())
         throw ModelError(f.path + ": the model has only " + std::to_string(data_inputs.size()) + " data inputs");

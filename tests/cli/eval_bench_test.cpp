@@ -125,6 +125,30 @@ TEST_CASE("bench: reports median and p90 latency as JSON") {
   CHECK(run_mcc({"bench", golden("mnist") + "/model.onnx", "--runs", "0"}).code == 2);
 }
 
+TEST_CASE("bench: a cpu run does not load cuBLAS (peak RSS of the MNIST run well under its ~150 MB)") {
+  const auto r = run_mcc({"bench", golden("mnist") + "/model.onnx", "--runs", "3", "--warmup", "1", "--threads", "1", "--json"});
+  REQUIRE(r.code == 0);
+  const double rss = nlohmann::json::parse(r.out)["peak_rss_mb"].get<double>();
+  CHECK(rss > 1.0);
+  CHECK(rss < 64.0);
+}
+
+TEST_CASE("bench: an input declared with dim -1 takes any size; a file named after an input_K input feeds it") {
+  mcc::test::TempDir tmp;
+  auto m = mcc::ir::load_model(golden("mnist") + "/model.onnx");
+  mcc::ir::Value* in = m.graph->inputs.front();
+  REQUIRE(in->shape.dims);
+  (*in->shape.dims)[0] = mcc::ir::Dim::of(-1);  // paddle2onnx writes unknown dims this way
+  m.graph->rename_value(*in, "input_1");          // Keras exports name inputs input_1
+  const std::string path = (tmp.path / "m.onnx").string();
+  mcc::ir::save_model(m, path);
+  fs::create_directories(tmp.path / "s");
+  mcc::ir::save_npy(mcc::ir::load_npy(golden("mnist") + "/digit_0/Input3.npy"), (tmp.path / "s" / "input_1.npy").string());
+  const auto r = run_mcc({"bench", path, "--inputs", (tmp.path / "s").string(), "--runs", "2", "--warmup", "0", "--json"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+}
+
 TEST_CASE("eval: an op the cpu backend lacks is exit 4 naming node, op and opset") {
   mcc::test::TempDir tmp("mcc-eval-unsupported");
   mcc::ir::Model m;
