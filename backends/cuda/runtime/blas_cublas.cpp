@@ -46,8 +46,13 @@ const CublasApi& api() {
   static std::string error;
   static std::once_flag once;
   std::call_once(once, [] {
-    // The soname of the toolkit built against, then the unversioned name.
-    const char* names[] = {"libcublas.so." MCC_STR(CUBLAS_VER_MAJOR), "libcublas.so"};
+    // The soname of the toolkit built against (the loader's search path), the same file in the
+    // toolkit's library folder found at build time, then the unversioned name.
+#ifndef MCC_CUBLAS_DIR
+#define MCC_CUBLAS_DIR "/usr/local/cuda/lib64"
+#endif
+    const char* names[] = {"libcublas.so." MCC_STR(CUBLAS_VER_MAJOR),
+                           MCC_CUBLAS_DIR "/libcublas.so." MCC_STR(CUBLAS_VER_MAJOR), "libcublas.so"};
     void* lib = nullptr;
     for (const char* n : names)
       if ((lib = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
