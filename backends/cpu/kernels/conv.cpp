@@ -3,8 +3,9 @@
 // dtypes: f32, f64 (computed natively), f16, bf16 (converted to f32, computed and accumulated
 // in f32, stored back). Algorithms: 1x1/stride-1/unpadded convs are one GEMM per image and group;
 // depthwise convs (C/group == 1) run conv_depthwise.cpp (3x3/5x5, stride 1/2) or a direct
-// per-channel loop; everything else is im2col on
-// column blocks + Eigen GEMM, blocks spread over the thread pool.
+// per-channel loop; f32 convs with horizontal stride 1 and output rows of 16 or more run the
+// direct kernel (conv_direct.cpp, no im2col); everything else is im2col on column blocks + the
+// AVX-512 conv GEMM (Eigen without AVX-512), blocks spread over the thread pool.
 // CausalConvWithState (opset 27): depthwise causal 1-D conv with carried state and optional SiLU,
 // through the same depthwise path; same dtypes (f64 in f64).
 // Not supported: more than 3 spatial dims.
@@ -247,8 +248,11 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
     mc = ((mg + parts - 1) / parts + 5) / 6 * 6;
   }
   const int64_t msplit = (mg + mc - 1) / mc;
+  // Horizontal stride 1 on rows of 16 or more outputs: the direct kernel reads the input in place.
+  const bool direct = std::is_same_v<T, float> && !pointwise && g.in[0] == 1 && g.k[0] == 1 &&
+                      g.stride[2] == 1 && g.out[2] >= 16;
   ctx.parallel_for(p.n * p.group * blocks * msplit, mc * K * nb, [&](int64_t b, int64_t e) {
-    std::vector<T> col(pointwise ? 0 : static_cast<size_t>(K * nb));
+    std::vector<T> col(pointwise || direct ? 0 : static_cast<size_t>(K * nb));
     for (int64_t item = b; item < e; ++item) {
       const int64_t mi = item % msplit, rest = item / msplit;
       const int64_t blk = rest % blocks, ng = rest / blocks, gi = ng % p.group, ni = ng / p.group;
@@ -259,6 +263,11 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
       Eigen::Map<RM, 0, Eigen::OuterStride<>> ym(y + (ni * p.m + gi * mg + m0) * P + p0, mcnt, cnt,
                                                  Eigen::OuterStride<>(P));
       const T* bs = bias ? bias + gi * mg + m0 : nullptr;
+      if constexpr (std::is_same_v<T, float>) {
+        if (direct && conv_direct_f32(g, cg, xg, p0, cnt, mcnt, wm.data(), K, ym.data(), P, bs,
+                                      &epi))
+          continue;
+      }
       const T* src = xg + p0;
       int64_t ld = IP;
       if (!pointwise) {
@@ -268,13 +277,9 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
       }
       bool done = false, finished = false;
       if constexpr (std::is_same_v<T, float>) {
-        // Bias and a Relu/Clip are applied in the GEMM's registers; other activations after it.
-        const bool clamp = epi.act == Epilogue::Act::Relu || epi.act == Epilogue::Act::Clip;
-        const float bounds[2] = {epi.act == Epilogue::Act::Relu ? 0.f : epi.alpha,
-                                 epi.act == Epilogue::Act::Relu ? INFINITY : epi.beta};
-        finished = epi.trivial() || clamp;
-        done = conv_gemm_f32(mcnt, cnt, K, wm.data(), K, src, ld, ym.data(), P,
-                             finished ? bs : nullptr, finished && clamp ? bounds : nullptr);
+        // Bias and the activation are applied in the GEMM's registers.
+        finished = true;
+        done = conv_gemm_f32(mcnt, cnt, K, wm.data(), K, src, ld, ym.data(), P, bs, &epi);
       }
       if (!done) {
         finished = false;

@@ -4,14 +4,20 @@
 // into zero-padded column phases (column j*S + q of the padded row goes to phase q, column j), so
 // every tap of every output row reads a contiguous run and the output row is computed in one
 // vectorised pass with the K*K weights in registers; out-of-range rows read a zero row. Each
-// output is bias + taps summed in (kh, kw) order, the same order for every thread count.
+// output is bias + taps summed in (kh, kw) order, the same order for every thread count. On
+// AVX-512 builds f32 rows are computed 16 outputs at a time with fused multiply-adds and the
+// epilogue activation applied in registers.
 // Everything else (dilations, other kernel sizes or strides, 1-D/3-D) returns false and takes the
 // general depthwise loop in conv.cpp.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
+#if defined(__AVX512F__)
+#include "backends/cpu/kernels/conv_act_avx512.h"
+#endif
 
 namespace mcc::backends::cpu {
 
@@ -27,6 +33,13 @@ void run_dw(const KernelContext& ctx, const ConvProblem& p, const T* x, const T*
   const int64_t L = OW + K;                         // columns of one phase row (with slack)
   const int64_t rows = std::max<int64_t>((OH - 1) * S + K, pt + H);  // padded rows addressed
   // Phase q of padded row r starts at buf[(r * S + q) * L]; row `rows` is an all-zero row.
+#if defined(__AVX512F__)
+  const avx512::ActVec act_vec(ep ? *ep : Epilogue{});
+  const avx512::ActVec* act =
+      std::is_same_v<T, float> && ep && !ep->trivial() ? &act_vec : nullptr;
+#else
+  const void* act = nullptr;
+#endif
   ctx.parallel_for(p.n * p.m, OH * OW * K * K, [&](int64_t b, int64_t e) {
     std::vector<T> buf(static_cast<size_t>((rows + 1) * S * L), T(0));
     // Columns [jlo[q], jhi[q]) of phase q come from the input row; the rest stay zero.
@@ -55,6 +68,24 @@ void run_dw(const KernelContext& ctx, const ConvProblem& p, const T* x, const T*
             if constexpr (S == 1) {
               std::memcpy(dst + lo, xr + lo + off, static_cast<size_t>(hi - lo) * sizeof(T));
             } else {
+#if defined(__AVX512F__)
+              if constexpr (std::is_same_v<T, float> && S == 2) {
+                // Even elements of 32 loaded from xr + 2*j + off: 16 phase columns per step.
+                const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12,
+                                                      10, 8, 6, 4, 2, 0);
+                for (int64_t j = lo; j < hi; j += 16) {
+                  const int64_t n = std::min<int64_t>(16, hi - j), need = 2 * n - 1;
+                  const __mmask16 l0 = need >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << need) - 1);
+                  const __mmask16 l1 = need <= 16 ? __mmask16(0) : __mmask16((1u << (need - 16)) - 1);
+                  const float* sp = xr + j * 2 + off;
+                  const __m512 a = _mm512_maskz_loadu_ps(l0, sp);
+                  const __m512 c = _mm512_maskz_loadu_ps(l1, sp + 16);
+                  _mm512_mask_storeu_ps(dst + j, n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1),
+                                        _mm512_permutex2var_ps(a, even, c));
+                }
+                continue;
+              }
+#endif
               for (int64_t j = lo; j < hi; ++j) dst[j] = xr[j * S + off];
             }
           }
@@ -72,6 +103,26 @@ void run_dw(const KernelContext& ctx, const ConvProblem& p, const T* x, const T*
           for (int q = 0; q < S; ++q) src[kh][q] = buf.data() + (r * S + q) * L;
         }
         T* __restrict yr = yc + oh * OW;
+#if defined(__AVX512F__)
+        if constexpr (std::is_same_v<T, float>) {
+          // 16 outputs per step, the K*K taps in (kh, kw) order on bias, the activation in
+          // registers (the epilogue pass below is skipped).
+          const __m512 vb = _mm512_set1_ps(bv);
+          for (int64_t ow = 0; ow < OW; ow += 16) {
+            const __mmask16 m =
+                OW - ow >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (OW - ow)) - 1);
+            __m512 v = vb;
+#pragma GCC unroll 5
+            for (int kh = 0; kh < K; ++kh)
+#pragma GCC unroll 5
+              for (int kw = 0; kw < K; ++kw)
+                v = _mm512_fmadd_ps(_mm512_set1_ps(wk[kh * K + kw]),
+                                    _mm512_maskz_loadu_ps(m, src[kh][kw % S] + ow + kw / S), v);
+            _mm512_mask_storeu_ps(yr + ow, m, act ? avx512::act_ps(v, *act) : v);
+          }
+          continue;
+        }
+#endif
         for (int64_t ow = 0; ow < OW; ++ow) {
           T v = bv;
 #pragma GCC unroll 5
@@ -81,7 +132,7 @@ void run_dw(const KernelContext& ctx, const ConvProblem& p, const T* x, const T*
           yr[ow] = v;
         }
       }
-      if (ep && !ep->trivial()) apply_epilogue<T>(yc, 1, OH * OW, OH * OW, nullptr, *ep);
+      if (ep && !ep->trivial() && !act) apply_epilogue<T>(yc, 1, OH * OW, OH * OW, nullptr, *ep);
     }
   });
 }

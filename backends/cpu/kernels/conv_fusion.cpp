@@ -12,6 +12,9 @@
 
 #include "backends/cpu/kernels/conv_util.h"
 #include "backends/fusion_match.h"
+#if defined(__AVX512F__)
+#include "backends/cpu/kernels/conv_act_avx512.h"
+#endif
 #include "ir/errors.h"
 #include "ir/op_attrs.h"
 
@@ -52,8 +55,28 @@ void apply_epilogue(T* y, int64_t rows, int64_t cols, int64_t ld, const T* bias,
   }
 }
 
+#if defined(__AVX512F__)
+// f32 on AVX-512: the same activations as the conv GEMM's register finish (conv_act_avx512.h),
+// so every conv path gives the same values.
+template <>
+void apply_epilogue<float>(float* y, int64_t rows, int64_t cols, int64_t ld, const float* bias,
+                           const Epilogue& e) {
+  const avx512::ActVec act(e);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = y + r * ld;
+    const __m512 b = _mm512_set1_ps(bias ? bias[r] : 0.f);
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 m = cols - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (cols - j)) - 1);
+      __m512 v = _mm512_maskz_loadu_ps(m, row + j);
+      if (bias) v = _mm512_add_ps(v, b);
+      _mm512_mask_storeu_ps(row + j, m, avx512::act_ps(v, act));
+    }
+  }
+}
+#else
 template void apply_epilogue<float>(float*, int64_t, int64_t, int64_t, const float*,
                                     const Epilogue&);
+#endif
 template void apply_epilogue<double>(double*, int64_t, int64_t, int64_t, const double*,
                                      const Epilogue&);
 template void apply_epilogue<int32_t>(int32_t*, int64_t, int64_t, int64_t, const int32_t*,

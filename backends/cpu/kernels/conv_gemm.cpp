@@ -2,12 +2,15 @@
 // Register tiles of 6 output channels x 32 positions (12 accumulators); W values are broadcast
 // straight from the weight rows and X rows are read contiguously, so nothing is packed. Each
 // output is summed over k in order (deterministic, independent of threads and blocking).
-// The bias and a Relu/Clip clamp are applied in registers before the store (the output block is
-// written once). Without AVX-512 conv_gemm_f32 returns false and the caller uses Eigen.
+// The bias and the epilogue activation (conv_act_avx512.h) are applied in registers before the
+// store (the output block is written once). Without AVX-512 conv_gemm_f32 returns false and the
+// caller uses Eigen.
 #include <cstdint>
 
+#include "backends/cpu/kernels/conv_util.h"
+
 #if defined(__AVX512F__)
-#include <immintrin.h>
+#include "backends/cpu/kernels/conv_act_avx512.h"
 #endif
 
 namespace mcc::backends::cpu {
@@ -15,21 +18,15 @@ namespace mcc::backends::cpu {
 #if defined(__AVX512F__)
 namespace {
 
-// Output finish in registers: + bias[row], then clamped to [lo, hi] as Clip does
-// (v < lo ? lo : v > hi ? hi : v, NaN kept).
+// Output finish in registers: + bias[row], then the activation.
 struct Finish {
   const float* bias = nullptr;
-  bool clamp = false;
-  float lo = 0.f, hi = 0.f;
+  const avx512::ActVec* act = nullptr;
 };
 
 inline __m512 finish(__m512 v, const Finish& f, int row) {
   if (f.bias) v = _mm512_add_ps(v, _mm512_set1_ps(f.bias[row]));
-  if (f.clamp) {
-    const __m512 lo = _mm512_set1_ps(f.lo), hi = _mm512_set1_ps(f.hi);
-    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), v, hi);
-    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v, lo);
-  }
+  if (f.act) v = avx512::act_ps(v, *f.act);
   return v;
 }
 
@@ -80,15 +77,12 @@ void rows(int64_t N, int64_t K, const float* W, int64_t ldw, const float* X, int
 #endif
 
 bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw, const float* X,
-                   int64_t ldx, float* Y, int64_t ldy, const float* bias, const float* clamp) {
+                   int64_t ldx, float* Y, int64_t ldy, const float* bias, const Epilogue* ep) {
 #if defined(__AVX512F__)
   Finish f;
   f.bias = bias;
-  if (clamp) {
-    f.clamp = true;
-    f.lo = clamp[0];
-    f.hi = clamp[1];
-  }
+  const avx512::ActVec act(ep ? *ep : Epilogue{});
+  if (ep && !ep->trivial()) f.act = &act;
   int64_t m = 0;
   auto sub = [&](int64_t r) {
     Finish fr = f;
@@ -107,7 +101,7 @@ bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw,
   return true;
 #else
   (void)M, (void)N, (void)K, (void)W, (void)ldw, (void)X, (void)ldx, (void)Y, (void)ldy;
-  (void)bias, (void)clamp;
+  (void)bias, (void)ep;
   return false;
 #endif
 }

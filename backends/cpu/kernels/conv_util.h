@@ -58,11 +58,20 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
 
 /// Y[M, N] = W[M, K] * X[K, N], row-major with row strides ldw/ldx/ldy, on AVX-512 register tiles
 /// (conv_gemm.cpp); false (nothing written) when the build has no AVX-512. Each output then gets
-/// + bias[row] (bias may be null) and, when clamp is set, v < clamp[0] ? clamp[0] : v > clamp[1] ?
-/// clamp[1] : v, before it is stored.
+/// + bias[row] (bias may be null) and the activation of `ep` (may be null) before it is stored.
 bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw, const float* X,
                    int64_t ldx, float* Y, int64_t ldy, const float* bias = nullptr,
-                   const float* clamp = nullptr);
+                   const Epilogue* ep = nullptr);
+
+/// Output positions [p0, p0 + cnt) of one image and group of a 1-D/2-D conv with horizontal
+/// stride 1, computed straight from xg (the group's cg input channels) without im2col
+/// (conv_direct.cpp): Y[m, j] (row stride ldy, Y at position p0) for the M output channels
+/// whose weight rows (cg*KH*KW values) start at W with stride ldw, + bias[m] (may be null), then
+/// the activation of `ep` (may be null). Values equal im2col + conv_gemm_f32. False (nothing
+/// written) without AVX-512 or for another geometry.
+bool conv_direct_f32(const WindowGeom& g, int64_t cg, const float* xg, int64_t p0, int64_t cnt,
+                     int64_t M, const float* W, int64_t ldw, float* Y, int64_t ldy,
+                     const float* bias, const Epilogue* ep);
 
 /// Depthwise 2-D conv with a 3x3 or 5x5 kernel, stride 1 or 2 and no dilation, T in {float,
 /// double} (conv_depthwise.cpp); false (nothing written) for any other shape.

@@ -3,7 +3,12 @@
 // CRD), SpaceToDepth 1-13+, Tile 1-13+ (opset 1 tiles/axis inputs and repeats from 6), Expand
 // 8-13+. dtypes: every fixed-size dtype and string (pure data movement, byte-generic; see
 // tensor_ops_util.h). No arithmetic, so no accumulation type.
+// Batched 2-D transposes of 4-byte elements take a tiled fast path; other permutations take the
+// generic strided copy.
 // Not supported: packed sub-byte dtypes (u4, i4, f4e2m1).
+#include <algorithm>
+#include <cstdint>
+
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/tensor_ops_util.h"
@@ -15,6 +20,29 @@ using namespace tensor_ops;
 using ir::DType;
 using ir::Tensor;
 
+// dst[b][c][r] = src[b][r][c] for `batch` row-major [rows, cols] matrices of 4-byte elements,
+// in 32x32 tiles (both the reads and the writes stay within 32 cache lines).
+void transpose_batched_4(const KernelContext& ctx, const uint32_t* src, uint32_t* dst,
+                         int64_t batch, int64_t rows, int64_t cols) {
+  constexpr int64_t kT = 32;
+  const int64_t rt = (rows + kT - 1) / kT, ct = (cols + kT - 1) / kT;
+  ctx.parallel_for(batch * rt, kT * cols, [&](int64_t b, int64_t e) {
+    for (int64_t it = b; it < e; ++it) {
+      const int64_t bi = it / rt, r0 = (it % rt) * kT, r1 = std::min(r0 + kT, rows);
+      const uint32_t* s = src + bi * rows * cols;
+      uint32_t* d = dst + bi * rows * cols;
+      for (int64_t c0 = 0; c0 < ct * kT; c0 += kT) {
+        const int64_t c1 = std::min(c0 + kT, cols);
+        for (int64_t c = c0; c < c1; ++c) {
+          uint32_t* __restrict dr = d + c * rows;
+          const uint32_t* __restrict sc = s + c;
+          for (int64_t r = r0; r < r1; ++r) dr[r] = sc[r * cols];
+        }
+      }
+    }
+  });
+}
+
 /// Writes x permuted by `perm` (viewing x with dims `dims`) into output 0.
 void permute_into(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& dims,
                   const std::vector<int64_t>& perm, std::vector<int64_t> out_shape) {
@@ -25,6 +53,30 @@ void permute_into(KernelContext& ctx, const Tensor& x, const std::vector<int64_t
     os[i] = strides[static_cast<size_t>(perm[i])];
   }
   Tensor& y = ctx.alloc_output(0, x.dtype(), std::move(out_shape));
+  // Batched 2-D transpose of 4-byte elements (e.g. [N, C, HW] -> [N, HW, C]): merged output
+  // dims [B, C, R] reading source strides [R*C, 1, C].
+  if (x.dtype() != DType::String && elem_bytes(x.dtype()) == 4 && y.numel() > 0) {
+    std::vector<int64_t> md, ms;
+    for (size_t i = 0; i < od.size(); ++i) {
+      if (od[i] == 1) continue;
+      if (!md.empty() && ms.back() == os[i] * od[i]) {
+        md.back() *= od[i];
+        ms.back() = os[i];
+      } else {
+        md.push_back(od[i]);
+        ms.push_back(os[i]);
+      }
+    }
+    if (md.size() == 2) {
+      md.insert(md.begin(), 1);
+      ms.insert(ms.begin(), md[1] * md[2]);
+    }
+    if (md.size() == 3 && ms[1] == 1 && ms[2] == md[1] && ms[0] == md[1] * md[2]) {
+      transpose_batched_4(ctx, reinterpret_cast<const uint32_t*>(x.raw()),
+                          reinterpret_cast<uint32_t*>(y.mutable_raw()), md[0], md[2], md[1]);
+      return;
+    }
+  }
   strided_copy(ctx, x, 0, od, os, y);
 }
 

@@ -1,0 +1,76 @@
+// Conv epilogue activations on AVX-512 registers (16 floats): the Epilogue of conv_fusion.h
+// applied to one vector, for the conv GEMM's register tiles (conv_gemm.cpp) and the f32
+// epilogue pass (conv_fusion.cpp). exp is Cephes' expf polynomial on n*ln2 range reduction
+// (about 1 ulp) scaled with vscalefps; Sigmoid is 1/(1+exp(-x)) (reciprocal by rcp14 + a Newton step), SiLU x*sigmoid(x); NaN stays
+// NaN. Only included by AVX-512 builds (guard the include with __AVX512F__).
+#pragma once
+#include <immintrin.h>
+
+#include "backends/cpu/kernels/conv_fusion.h"
+
+namespace mcc::backends::cpu::avx512 {
+
+/// exp(x) for 16 floats; inputs are clamped to [-87.3, 88.7] (NaN passes through).
+inline __m512 exp_ps(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-87.3f), x);  // (c, x): NaN in x is returned as is
+  x = _mm512_min_ps(_mm512_set1_ps(88.7f), x);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+/// 1/y for 16 floats: rcp14 and one Newton step (about 1 ulp; reciprocals below the normal
+/// range flush to 0).
+inline __m512 recip_ps(__m512 y) {
+  const __m512 r = _mm512_rcp14_ps(y);
+  return _mm512_mul_ps(r, _mm512_fnmadd_ps(y, r, _mm512_set1_ps(2.f)));
+}
+
+/// Epilogue constants broadcast once per block.
+struct ActVec {
+  Epilogue::Act act = Epilogue::Act::None;
+  __m512 lo, hi;
+  explicit ActVec(const Epilogue& e) : act(e.act) {
+    lo = _mm512_set1_ps(e.act == Epilogue::Act::Relu ? 0.f : e.alpha);
+    hi = _mm512_set1_ps(e.act == Epilogue::Act::Relu ? __builtin_inff() : e.beta);
+  }
+};
+
+/// act(v) as conv_fusion.h defines it: Relu/Clip as v < lo ? lo : v > hi ? hi : v (NaN kept),
+/// LeakyRelu v < 0 ? alpha*v : v, HardSigmoid max(0, min(1, alpha*v + beta)), HardSwish
+/// v * max(0, min(1, v*(1/6) + 0.5)).
+inline __m512 act_ps(__m512 v, const ActVec& a) {
+  using A = Epilogue::Act;
+  const __m512 one = _mm512_set1_ps(1.f), zero = _mm512_setzero_ps();
+  switch (a.act) {
+    case A::None: return v;
+    case A::Relu:
+    case A::Clip:
+      v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, a.hi, _CMP_GT_OQ), v, a.hi);
+      return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, a.lo, _CMP_LT_OQ), v, a.lo);
+    case A::Sigmoid:
+      return recip_ps(_mm512_add_ps(one, exp_ps(_mm512_sub_ps(zero, v))));
+    case A::SiLU:
+      return _mm512_mul_ps(v, recip_ps(_mm512_add_ps(one, exp_ps(_mm512_sub_ps(zero, v)))));
+    case A::LeakyRelu:
+      return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, a.lo);
+    case A::HardSigmoid:
+      return _mm512_max_ps(zero, _mm512_min_ps(one, _mm512_fmadd_ps(a.lo, v, a.hi)));
+    case A::HardSwish: {
+      const __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f));
+      return _mm512_mul_ps(v, _mm512_max_ps(zero, _mm512_min_ps(one, t)));
+    }
+  }
+  return v;
+}
+
+}  // namespace mcc::backends::cpu::avx512
