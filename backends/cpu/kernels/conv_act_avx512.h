@@ -73,4 +73,28 @@ inline __m512 act_ps(__m512 v, const ActVec& a) {
   return v;
 }
 
+/// act_ps on n vectors with the activation chosen once (the n evaluations interleave).
+template <int N>
+inline void act_ps_n(__m512 (&v)[N], const ActVec& a) {
+  using A = Epilogue::Act;
+  switch (a.act) {
+    case A::None: return;
+#define MCC_ACT_CASE(K)                                            \
+  case K: {                                                        \
+    ActVec c = a;                                                  \
+    c.act = K;                                                     \
+    _Pragma("GCC unroll 16") for (int i = 0; i < N; ++i) v[i] = act_ps(v[i], c); \
+    return;                                                        \
+  }
+    MCC_ACT_CASE(A::Relu)
+    MCC_ACT_CASE(A::Clip)
+    MCC_ACT_CASE(A::Sigmoid)
+    MCC_ACT_CASE(A::SiLU)
+    MCC_ACT_CASE(A::LeakyRelu)
+    MCC_ACT_CASE(A::HardSigmoid)
+    MCC_ACT_CASE(A::HardSwish)
+#undef MCC_ACT_CASE
+  }
+}
+
 }  // namespace mcc::backends::cpu::avx512

@@ -5,7 +5,7 @@
 // every tap of every output row reads a contiguous run and the output row is computed in one
 // vectorised pass with the K*K weights in registers; out-of-range rows read a zero row. Each
 // output is bias + taps summed in (kh, kw) order, the same order for every thread count. On
-// AVX-512 builds f32 rows are computed 16 outputs at a time with fused multiply-adds and the
+// AVX-512 builds f32 outputs are computed 4 rows x 16 outputs at a time with fused multiply-adds and the
 // epilogue activation applied in registers.
 // Everything else (dilations, other kernel sizes or strides, 1-D/3-D) returns false and takes the
 // general depthwise loop in conv.cpp.
@@ -95,6 +95,45 @@ void run_dw(const KernelContext& ctx, const ConvProblem& p, const T* x, const T*
       for (int i = 0; i < K * K; ++i) wk[i] = w[oc * K * K + i];
       const T bv = bias ? bias[oc] : T(0);
       T* yc = y + item * OH * OW;
+#if defined(__AVX512F__)
+      if constexpr (std::is_same_v<T, float>) {
+        // 4 output rows x 16 outputs per step (4 independent accumulation chains), the K*K taps
+        // in (kh, kw) order on bias, the activation in registers (no epilogue pass).
+        constexpr int R = 4;
+        const __m512 vb = _mm512_set1_ps(bv);
+        for (int64_t oh0 = 0; oh0 < OH; oh0 += R) {
+          const int nr = static_cast<int>(std::min<int64_t>(R, OH - oh0));
+          const float* src[R][K][S];
+          for (int r = 0; r < R; ++r)
+            for (int kh = 0; kh < K; ++kh) {
+              // Rows past the output (r >= nr) repeat row 0; they are computed, not stored.
+              int64_t pr = (oh0 + (r < nr ? r : 0)) * S + kh;
+              if (pr < pt || pr >= pt + H) pr = rows;  // padding row: the zero row
+              for (int q = 0; q < S; ++q) src[r][kh][q] = buf.data() + (pr * S + q) * L;
+            }
+          for (int64_t ow = 0; ow < OW; ow += 16) {
+            const __mmask16 m =
+                OW - ow >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (OW - ow)) - 1);
+            __m512 v[R];
+#pragma GCC unroll 4
+            for (int r = 0; r < R; ++r) v[r] = vb;
+#pragma GCC unroll 5
+            for (int kh = 0; kh < K; ++kh)
+#pragma GCC unroll 5
+              for (int kw = 0; kw < K; ++kw) {
+                const __m512 wv = _mm512_set1_ps(wk[kh * K + kw]);
+#pragma GCC unroll 4
+                for (int r = 0; r < R; ++r)
+                  v[r] = _mm512_fmadd_ps(
+                      wv, _mm512_maskz_loadu_ps(m, src[r][kh][kw % S] + ow + kw / S), v[r]);
+              }
+            if (act) avx512::act_ps_n(v, *act);
+            for (int r = 0; r < nr; ++r) _mm512_mask_storeu_ps(yc + (oh0 + r) * OW + ow, m, v[r]);
+          }
+        }
+        continue;
+      }
+#endif
       for (int64_t oh = 0; oh < OH; ++oh) {
         const T* src[K][S];
         for (int kh = 0; kh < K; ++kh) {
@@ -103,26 +142,6 @@ void run_dw(const KernelContext& ctx, const ConvProblem& p, const T* x, const T*
           for (int q = 0; q < S; ++q) src[kh][q] = buf.data() + (r * S + q) * L;
         }
         T* __restrict yr = yc + oh * OW;
-#if defined(__AVX512F__)
-        if constexpr (std::is_same_v<T, float>) {
-          // 16 outputs per step, the K*K taps in (kh, kw) order on bias, the activation in
-          // registers (the epilogue pass below is skipped).
-          const __m512 vb = _mm512_set1_ps(bv);
-          for (int64_t ow = 0; ow < OW; ow += 16) {
-            const __mmask16 m =
-                OW - ow >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (OW - ow)) - 1);
-            __m512 v = vb;
-#pragma GCC unroll 5
-            for (int kh = 0; kh < K; ++kh)
-#pragma GCC unroll 5
-              for (int kw = 0; kw < K; ++kw)
-                v = _mm512_fmadd_ps(_mm512_set1_ps(wk[kh * K + kw]),
-                                    _mm512_maskz_loadu_ps(m, src[kh][kw % S] + ow + kw / S), v);
-            _mm512_mask_storeu_ps(yr + ow, m, act ? avx512::act_ps(v, *act) : v);
-          }
-          continue;
-        }
-#endif
         for (int64_t ow = 0; ow < OW; ++ow) {
           T v = bv;
 #pragma GCC unroll 5

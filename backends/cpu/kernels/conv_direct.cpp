@@ -54,20 +54,18 @@ __attribute__((noinline)) void tile(int64_t K, const float* W, int64_t ldw, cons
       a1[i] = _mm512_fmadd_ps(w, x1, a1[i]);
     }
   }
+  __m512 v[2 * MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
-    __m512 v0 = a0[i], v1 = a1[i];
-    if (f.bias) {
-      const __m512 b = _mm512_set1_ps(f.bias[i]);
-      v0 = _mm512_add_ps(v0, b);
-      v1 = _mm512_add_ps(v1, b);
-    }
-    if (f.act) {
-      v0 = avx512::act_ps(v0, *f.act);
-      v1 = avx512::act_ps(v1, *f.act);
-    }
-    _mm512_mask_storeu_ps(Y + i * ldy, s0, v0);
-    _mm512_mask_storeu_ps(Y + i * ldy + 16, s1, v1);
+    const __m512 b = f.bias ? _mm512_set1_ps(f.bias[i]) : _mm512_setzero_ps();
+    v[2 * i] = f.bias ? _mm512_add_ps(a0[i], b) : a0[i];
+    v[2 * i + 1] = f.bias ? _mm512_add_ps(a1[i], b) : a1[i];
+  }
+  if (f.act) avx512::act_ps_n(v, *f.act);
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    _mm512_mask_storeu_ps(Y + i * ldy, s0, v[2 * i]);
+    _mm512_mask_storeu_ps(Y + i * ldy + 16, s1, v[2 * i + 1]);
   }
 }
 
