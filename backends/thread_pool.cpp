@@ -1,20 +1,128 @@
-// Process-wide thread pool over Eigen's ThreadPool.
-#define EIGEN_USE_THREADS
+// Process-wide thread pool: size() - 1 worker threads plus the calling thread. A parallel
+// section publishes one ticket (generation, chunk count, next chunk) in a single atomic word;
+// every participating thread claims chunk indices from it with compare-and-swap until none are
+// left, so a worker that is still asleep never delays the caller (the caller takes its chunks).
+// Workers spin for MCC_SPIN_US microseconds (default 100) after each section before sleeping.
 #include "backends/thread_pool.h"
 
-#include <unsupported/Eigen/CXX11/Tensor>
-#include <unsupported/Eigen/CXX11/ThreadPool>
-
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <immintrin.h>
+#define MCC_CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define MCC_CPU_RELAX() asm volatile("yield")
+#else
+#define MCC_CPU_RELAX() ((void)0)
+#endif
 
 namespace mcc::backends {
 
+namespace {
+thread_local bool t_in_task = false;
+
+int resolve(int threads) {
+  if (threads > 0) return threads;
+  const unsigned hc = std::thread::hardware_concurrency();
+  return hc == 0 ? 1 : static_cast<int>(hc);
+}
+
+int64_t spin_micros() {
+  static const int64_t us = [] {
+    const char* s = std::getenv("MCC_SPIN_US");
+    if (!s || !*s) return int64_t{100};
+    return std::max<int64_t>(0, std::atoll(s));
+  }();
+  return us;
+}
+
+// Ticket layout: generation in the high 32 bits, chunk count in bits 16..31, next chunk in 0..15.
+constexpr uint64_t pack(uint32_t gen, uint64_t chunks, uint64_t next) {
+  return (uint64_t{gen} << 32) | (chunks << 16) | next;
+}
+constexpr int64_t kMaxChunks = 0xffff;
+}  // namespace
+
 struct ThreadPool::Impl {
-  explicit Impl(int n) : pool(n), device(&pool, n) {}
-  Eigen::ThreadPool pool;
-  Eigen::ThreadPoolDevice device;
+  explicit Impl(int threads) {
+    workers.reserve(static_cast<size_t>(std::max(0, threads - 1)));
+    for (int i = 0; i + 1 < threads; ++i) workers.emplace_back([this] { worker_loop(); });
+  }
+  ~Impl() {
+    stop.store(true);
+    wake.fetch_add(1);
+    wake.notify_all();
+    for (auto& t : workers) t.join();
+  }
+
+  // Claims and runs chunks of generation gen until none are left (or a newer section started).
+  void run_chunks(uint32_t gen) {
+    uint64_t t = ticket.load(std::memory_order_acquire);
+    for (;;) {
+      if (static_cast<uint32_t>(t >> 32) != gen) return;
+      const uint64_t next = t & 0xffff, count = (t >> 16) & 0xffff;
+      if (next >= count) return;
+      if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+      const int64_t b = static_cast<int64_t>(next) * step, e = std::min(n, b + step);
+      const bool outer = t_in_task;
+      t_in_task = true;
+      try {
+        if (b < e) (*f)(b, e);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(err_mutex);
+        if (!first_error) first_error = std::current_exception();
+      }
+      t_in_task = outer;
+      remaining.fetch_sub(1, std::memory_order_acq_rel);
+      t = ticket.load(std::memory_order_acquire);
+    }
+  }
+
+  void worker_loop() {
+    // Generation 0 is the pool's initial state: a worker that starts late still sees every
+    // later bump (the destructor's included), never waits on a generation already gone.
+    uint32_t seen = 0;
+    for (;;) {
+      uint32_t now = wake.load(std::memory_order_acquire);
+      if (now == seen) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_micros());
+        for (int i = 0; now == seen; ++i) {
+          MCC_CPU_RELAX();
+          now = wake.load(std::memory_order_acquire);
+          if ((i & 63) == 63 && std::chrono::steady_clock::now() >= deadline) break;
+        }
+        while (now == seen) {
+          sleepers.fetch_add(1);
+          wake.wait(seen);
+          sleepers.fetch_sub(1);
+          now = wake.load(std::memory_order_acquire);
+        }
+      }
+      seen = now;
+      if (stop.load()) return;
+      run_chunks(now);
+    }
+  }
+
+  std::vector<std::thread> workers;
+  std::mutex busy;                   // one parallel section at a time; others run inline
+  std::atomic<uint32_t> wake{0};     // generation, the futex workers sleep on
+  std::atomic<uint64_t> ticket{0};   // see pack()
+  std::atomic<int64_t> remaining{0};  // chunks of the current section not finished yet
+  std::atomic<int> sleepers{0};
+  std::atomic<bool> stop{false};
+  // The current section (written before the ticket is published, stable until remaining == 0).
+  const std::function<void(int64_t, int64_t)>* f = nullptr;
+  int64_t n = 0, step = 0;
+  std::mutex err_mutex;
+  std::exception_ptr first_error;
 };
 
 namespace {
@@ -25,12 +133,6 @@ std::unique_ptr<ThreadPool>& slot() {
 std::mutex& slot_mutex() {
   static std::mutex m;
   return m;
-}
-thread_local bool t_in_task = false;
-int resolve(int threads) {
-  if (threads > 0) return threads;
-  const unsigned hc = std::thread::hardware_concurrency();
-  return hc == 0 ? 1 : static_cast<int>(hc);
 }
 }  // namespace
 
@@ -58,45 +160,50 @@ void ThreadPool::reset_after_fork(int threads) {
   p.reset(new ThreadPool(resolve(threads)));
 }
 
+int64_t ThreadPool::chunks_for(int64_t n, int64_t cost_per_item) const {
+  if (n <= 1 || threads_ <= 1) return 1;
+  int64_t chunks = std::min<int64_t>({threads_, n, kMaxChunks});
+  if (cost_per_item > 0) {
+    // n * cost may overflow for huge kernels; they split fully anyway.
+    const int64_t work = cost_per_item > INT64_MAX / n ? INT64_MAX : n * cost_per_item;
+    chunks = std::min<int64_t>(chunks, std::max<int64_t>(1, work / kMinWorkPerChunk));
+  }
+  return chunks;
+}
+
 void ThreadPool::parallel_for(int64_t n, int64_t cost_per_item,
                               const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
-  constexpr int64_t kMinWorkPerChunk = 32 * 1024;  // rough ops below which threading costs more
-  int64_t chunks = std::min<int64_t>(threads_, n);
-  if (cost_per_item > 0) chunks = std::min<int64_t>(chunks, std::max<int64_t>(1, n * cost_per_item / kMinWorkPerChunk));
-  // Nested calls (from inside a pool task) run inline: blocking pool threads could deadlock.
+  const int64_t chunks = chunks_for(n, cost_per_item);
   if (chunks <= 1 || t_in_task) { f(0, n); return; }
-  Eigen::Barrier barrier(static_cast<unsigned>(chunks - 1));
-  std::mutex err_mutex;
-  std::exception_ptr first_error;
+  Impl& im = *impl_;
+  std::unique_lock<std::mutex> lock(im.busy, std::try_to_lock);
   const int64_t step = (n + chunks - 1) / chunks;
-  for (int64_t c = 1; c < chunks; ++c) {
-    const int64_t b = c * step, e = std::min(n, b + step);
-    impl_->pool.Schedule([&, b, e] {
-      t_in_task = true;
-      try {
-        if (b < e) f(b, e);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(err_mutex);
-        if (!first_error) first_error = std::current_exception();
-      }
-      t_in_task = false;
-      barrier.Notify();
-    });
+  if (!lock.owns_lock()) {  // another thread's section is running: same chunks, inline
+    for (int64_t b = 0; b < n; b += step) f(b, std::min(n, b + step));
+    return;
   }
-  try {
-    t_in_task = true;
-    f(0, std::min(n, step));
-    t_in_task = false;
-  } catch (...) {
-    t_in_task = false;
-    std::lock_guard<std::mutex> lock(err_mutex);
-    if (!first_error) first_error = std::current_exception();
+  im.f = &f;
+  im.n = n;
+  im.step = step;
+  im.first_error = nullptr;
+  const int64_t used = (n + step - 1) / step;  // chunks that are not empty
+  im.remaining.store(used, std::memory_order_relaxed);
+  const uint32_t gen = im.wake.load(std::memory_order_relaxed) + 1;
+  im.ticket.store(pack(gen, static_cast<uint64_t>(used), 0), std::memory_order_release);
+  im.wake.store(gen, std::memory_order_seq_cst);
+  if (im.sleepers.load(std::memory_order_seq_cst) > 0) im.wake.notify_all();
+  im.run_chunks(gen);
+  for (int i = 0; im.remaining.load(std::memory_order_acquire) != 0; ++i) {
+    if (i < 4096) MCC_CPU_RELAX();
+    else std::this_thread::yield();
   }
-  barrier.Wait();
-  if (first_error) std::rethrow_exception(first_error);
+  im.f = nullptr;
+  if (im.first_error) {
+    std::exception_ptr e = im.first_error;
+    im.first_error = nullptr;
+    std::rethrow_exception(e);
+  }
 }
-
-Eigen::ThreadPoolDevice& ThreadPool::eigen_device() { return impl_->device; }
 
 }  // namespace mcc::backends

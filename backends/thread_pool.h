@@ -1,10 +1,13 @@
-// One process-wide thread pool (Eigen's ThreadPool) with a deterministic static parallel_for.
+// One process-wide thread pool with a deterministic static parallel_for. The calling thread runs
+// chunks itself; the size() - 1 workers spin briefly between parallel sections (so hand-offs
+// cost a few microseconds) and then sleep on a futex. Chunk boundaries depend only on n,
+// cost_per_item and size(), never on which thread runs a chunk, so results are reproducible for
+// a fixed thread count. Nested calls (from inside a chunk) and calls made while another thread
+// holds the pool run inline on the calling thread.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
-
-namespace Eigen { class ThreadPoolDevice; }
 
 namespace mcc::backends {
 
@@ -18,11 +21,15 @@ class ThreadPool {
   /// here) and creates a fresh one.
   static void reset_after_fork(int threads);
   int size() const { return threads_; }
-  /// Splits [0, n) into at most size() contiguous chunks (fixed for a given n and size) and
-  /// runs them in parallel; returns when all are done. Runs inline when work is small.
+  /// Work (n * cost_per_item, in rough element operations) each chunk must carry before
+  /// parallel_for splits: below about this, a hand-off costs more than it saves.
+  static constexpr int64_t kMinWorkPerChunk = 16 * 1024;
+  /// How many chunks parallel_for splits [0, n) into (1 = inline on the calling thread).
+  int64_t chunks_for(int64_t n, int64_t cost_per_item) const;
+  /// Splits [0, n) into chunks_for(n, cost_per_item) contiguous chunks of equal size (the last
+  /// shorter) and runs them in parallel; returns when all are done. The first exception thrown
+  /// by a chunk is rethrown here after every chunk has finished.
   void parallel_for(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& f);
-  /// Eigen device for Tensor contractions on this pool.
-  Eigen::ThreadPoolDevice& eigen_device();
   ~ThreadPool();
 
  private:

@@ -1,5 +1,6 @@
 // The cpu backend: Eigen kernels looked up in one registry filled by the family registrations.
 #include "backends/cpu/kernels/conv_fusion.h"
+#include "backends/cpu/kernels/ew_chain_fusion.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/matmul_fusion.h"
 #include "backends/executor.h"
@@ -17,6 +18,7 @@ class CpuBackend final : public Backend {
   }
   std::optional<FusedKernel> fuse(const ir::Node& n) const override {
     if (auto f = cpu::fuse_conv(n)) return f;
+    if (auto f = cpu::fuse_elementwise_chain(n)) return f;
     return cpu::fuse_matmul(n);
   }
   std::vector<size_t> shape_only_inputs(const ir::Node& n) const override {

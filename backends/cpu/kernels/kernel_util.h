@@ -11,10 +11,10 @@
 namespace mcc::backends::cpu {
 
 /// Work (element operations, counted as parallel_for's cost_per_item counts them) below which a
-/// kernel stays on the calling thread: handing a chunk to a pool thread costs tens of
-/// microseconds on small virtual machines, more than splitting a few hundred thousand cheap
+/// kernel stays on the calling thread: a hand-off to a spinning pool thread costs a few
+/// microseconds (tens when it has gone to sleep), more than splitting a few ten thousand cheap
 /// element operations saves.
-inline constexpr int64_t kMinParallelWork = int64_t{1} << 19;
+inline constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 
 /// ctx.parallel_for, or f(0, n) on the calling thread when n * cost_per_item is below
 /// kMinParallelWork. For kernels whose results do not depend on the split.
