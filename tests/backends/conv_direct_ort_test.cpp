@@ -121,6 +121,8 @@ TEST_CASE("Conv: direct, depthwise and fused-activation f32 paths and the tiled 
       {{1, 6, 20, 33}, 5, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, ""},
       // Horizontal stride 2 (im2col + GEMM) with a fused SiLU.
       {{1, 3, 30, 41}, 10, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, "SiLU"},
+      // Stride 2 gathered 16 columns at a time: wide odd rows, asymmetric pads, dilation 2.
+      {{1, 3, 17, 71}, 8, 1, {5, 5}, {2, 2}, {2, 1, 0, 2}, {1, 2}, "Relu"},
       // Depthwise 3x3/5x5, stride 1/2, odd widths, epilogue in registers.
       {{1, 7, 15, 33}, 7, 7, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, "HardSigmoid"},
       {{1, 4, 23, 50}, 4, 4, {5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, "SiLU"},

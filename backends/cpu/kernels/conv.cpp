@@ -11,6 +11,9 @@
 // Not supported: more than 3 spatial dims.
 #include <Eigen/Core>
 #include <algorithm>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -33,6 +36,30 @@ inline void valid_range(int64_t OW, int64_t W, int64_t s, int64_t off, int64_t& 
   hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / s + 1;
   lo = std::min(lo, OW);
   hi = std::min(hi, OW);
+}
+
+// d[ow] = xr[2*ow + off] for ow in [lo, hi), 16 at a time (even lanes of 32 loaded values);
+// false (nothing written) when T is not float or the build has no AVX-512.
+template <class T>
+inline bool gather_stride2(const T* xr, int64_t off, int64_t lo, int64_t hi, T* d) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float>) {
+    const __m512i even =
+        _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    for (int64_t ow = lo; ow < hi; ow += 16) {
+      const int64_t n = std::min<int64_t>(16, hi - ow), need = 2 * n - 1;
+      const __mmask16 l0 = need >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << need) - 1);
+      const __mmask16 l1 = need <= 16 ? __mmask16(0) : __mmask16((1u << (need - 16)) - 1);
+      const float* sp = xr + ow * 2 + off;
+      const __m512 a = _mm512_maskz_loadu_ps(l0, sp), b = _mm512_maskz_loadu_ps(l1, sp + 16);
+      _mm512_mask_storeu_ps(d + ow, n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1),
+                            _mm512_permutex2var_ps(a, even, b));
+    }
+    return true;
+  }
+#endif
+  (void)xr, (void)off, (void)lo, (void)hi, (void)d;
+  return false;
 }
 
 // Fills col[(ci, kd, kh, kw), j] for output positions [p0, p0 + nb) of one image and group.
@@ -68,7 +95,7 @@ void im2col_block(const WindowGeom& g, int64_t cg, const T* x, int64_t p0, int64
               std::fill(d + ow0, d + lo, T(0));
               if (sw == 1)
                 std::copy(xr + lo + off, xr + hi + off, d + lo);
-              else
+              else if (sw != 2 || !gather_stride2(xr, off, lo, hi, d))
                 for (int64_t ow = lo; ow < hi; ++ow) d[ow] = xr[ow * sw + off];
               std::fill(d + hi, d + ow0 + run, T(0));
             }
