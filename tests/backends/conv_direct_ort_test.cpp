@@ -2,7 +2,7 @@
 // (odd widths, asymmetric pads, vertical strides, dilations, groups, 1-D), the depthwise path
 // with the activation in registers (3x3/5x5, stride 1/2, odd widths), every fused epilogue
 // activation (Relu, Clip after BatchNormalization, Sigmoid, SiLU, LeakyRelu, HardSigmoid,
-// HardSwish) and the tiled batched 2-D Transpose. All cases are one model (one input and one
+// HardSwish), the tiled batched 2-D Transpose and f32 MaxPool rows. All cases are one model (one input and one
 // output per case) so ONNX Runtime runs once; mcc runs it with 1 and 2 threads, and two 1-thread
 // runs must give byte-identical outputs.
 #include <doctest/doctest.h>
@@ -32,6 +32,10 @@ struct ConvCase {
 
 struct TransposeCase {
   std::vector<int64_t> x, perm;
+};
+
+struct MaxPoolCase {
+  std::vector<int64_t> x, k, strides, pads, dil;
 };
 
 // Adds one case's nodes reading input `in`, ending in graph output "y<i>".
@@ -87,6 +91,15 @@ void add_transpose_case(ir::Graph& g, int i, const TransposeCase& c) {
                       .outputs[0]);
 }
 
+void add_maxpool_case(ir::Graph& g, int i, const MaxPoolCase& c) {
+  const std::string s = std::to_string(i);
+  ir::Value& x = add_input(g, "x" + s, c.x);
+  mark_output(g, *add_node(g, "MaxPool", "p" + s, {&x}, {"y" + s}, 12,
+                           {attr_ints("kernel_shape", c.k), attr_ints("strides", c.strides),
+                            attr_ints("pads", c.pads), attr_ints("dilations", c.dil)})
+                      .outputs[0]);
+}
+
 std::vector<ir::Tensor> run_threads(const ir::Model& m,
                                     const std::vector<std::pair<std::string, backends::RValue>>& feeds,
                                     int threads) {
@@ -103,7 +116,7 @@ bool same_bytes(const ir::Tensor& a, const ir::Tensor& b) {
 
 }  // namespace
 
-TEST_CASE("Conv: direct, depthwise and fused-activation f32 paths and the tiled Transpose match ONNX Runtime") {
+TEST_CASE("Conv: direct, depthwise and fused-activation f32 paths, the tiled Transpose and MaxPool rows match ONNX Runtime") {
   const std::vector<ConvCase> convs = {
       // Direct kernel: 3x3 pad 1 (the YOLOX stem shape, smaller), odd width, SiLU.
       {{1, 12, 21, 37}, 16, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "SiLU"},
@@ -132,6 +145,11 @@ TEST_CASE("Conv: direct, depthwise and fused-activation f32 paths and the tiled 
   const std::vector<TransposeCase> transposes = {
       {{1, 85, 349}, {0, 2, 1}}, {{37, 300}, {1, 0}}, {{2, 5, 7, 9}, {0, 2, 3, 1}},
       {{3, 4, 5}, {2, 0, 1}},    {{2, 3, 33, 1}, {0, 3, 2, 1}}};
+  // MaxPool: stride-1 rows 16 outputs at a time (the YOLOX SPP shapes, odd widths, dilation).
+  const std::vector<MaxPoolCase> pools = {{{1, 3, 13, 13}, {13, 13}, {1, 1}, {6, 6, 6, 6}, {1, 1}},
+                                          {{1, 2, 9, 45}, {5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}},
+                                          {{2, 2, 7, 40}, {3, 3}, {1, 1}, {1, 0, 0, 2}, {1, 2}},
+                                          {{1, 2, 8, 35}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}}};
   ir::Model m = empty_model(14);
   int i = 0;
   for (const ConvCase& c : convs) {
@@ -139,6 +157,7 @@ TEST_CASE("Conv: direct, depthwise and fused-activation f32 paths and the tiled 
     ++i;
   }
   for (const TransposeCase& t : transposes) add_transpose_case(*m.graph, i++, t);
+  for (const MaxPoolCase& p : pools) add_maxpool_case(*m.graph, i++, p);
 
   // Inputs in [-3, 3): both sides of every activation's bends.
   std::vector<std::pair<std::string, backends::RValue>> feeds;

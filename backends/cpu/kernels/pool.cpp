@@ -11,8 +11,13 @@
 //     from the output_shape input or from kernel/strides/pads; float dtypes.
 //   MaxRoiPool (opsets 1, 22): Caffe-style ROI max pooling (rounded ROI corners, floor/ceil bins);
 //     float dtypes.
+// MaxPool without Indices runs separable 1-D passes; f32 rows with stride 1 take 16 outputs at a
+// time on AVX-512 builds, and 2-D pools of arithmetic types skip the staging copies.
 // Windows that hold no input element (only padding) give the dtype's lowest value for MaxPool
 // and 0 for the others. Not supported: more than 3 spatial dims.
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -133,6 +138,33 @@ void pool_planes(const KernelContext& ctx, const PoolAttrs& a, const WindowGeom&
 template <class A>
 void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, int64_t n_out,
               int64_t stride, int64_t pad_b, int64_t dil, int64_t K) {
+#if defined(__AVX512F__)
+  // f32 rows (inner == 1) with stride 1: each row is copied between runs of `lowest` (a padded
+  // tap then never wins, as a skipped tap), and 16 outputs take their K taps at a time;
+  // max_ps(src, acc) keeps std::max(acc, src)'s result, NaN handling included.
+  if constexpr (std::is_same_v<A, float>) {
+    if (inner == 1 && stride == 1 && pad_b >= 0) {
+      const float low = std::numeric_limits<float>::lowest();
+      const int64_t span = (K - 1) * dil;
+      std::vector<float> buf(static_cast<size_t>(pad_b + n_in + span + n_out + 16), low);
+      for (int64_t o = 0; o < outer; ++o) {
+        std::copy(in + o * n_in, in + (o + 1) * n_in, buf.begin() + pad_b);
+        float* dst = out + o * n_out;
+        for (int64_t j = 0; j < n_out; j += 16) {
+          const __mmask16 m =
+              n_out - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n_out - j)) - 1);
+          __m512 v = _mm512_set1_ps(low);
+          for (int64_t k = 0; k < K; ++k) {
+            // Taps past the row's end (pad_e or beyond) read `lowest`, like skipped taps.
+            v = _mm512_max_ps(_mm512_loadu_ps(buf.data() + j + k * dil), v);
+          }
+          _mm512_mask_storeu_ps(dst + j, m, v);
+        }
+      }
+      return;
+    }
+  }
+#endif
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < n_out; ++j) {
       A* dst = out + (o * n_out + j) * inner;
@@ -158,6 +190,15 @@ void max_pool_separable(const KernelContext& ctx, const WindowGeom& g, int64_t p
         t2(static_cast<size_t>(D * OH * OW)), t3(static_cast<size_t>(OD * OH * OW));
     for (int64_t pl = b; pl < e; ++pl) {
       const T* xp = x + pl * g.in_size();
+      if constexpr (std::is_same_v<T, A>) {
+        // 2-D pools of arithmetic types read the input and write the output in place.
+        if (D == 1 && OD == 1 && g.k[0] == 1) {
+          max_axis(xp, t1.data(), H, W, 1, OW, g.stride[2], g.pad_b[2], g.dil[2], g.k[2]);
+          max_axis(t1.data(), y + pl * g.out_size(), 1, H, OW, OH, g.stride[1], g.pad_b[1],
+                   g.dil[1], g.k[1]);
+          continue;
+        }
+      }
       for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<A>(xp[i]);
       max_axis(src.data(), t1.data(), D * H, W, 1, OW, g.stride[2], g.pad_b[2], g.dil[2], g.k[2]);
       max_axis(t1.data(), t2.data(), D, H, OW, OH, g.stride[1], g.pad_b[1], g.dil[1], g.k[1]);
