@@ -3,6 +3,7 @@
 #include "backends/cpu/kernels/ew_chain_fusion.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/matmul_fusion.h"
+#include "backends/cpu/kernels/qdq_conv_fusion.h"
 #include "backends/executor.h"
 
 namespace mcc::backends {
@@ -17,6 +18,7 @@ class CpuBackend final : public Backend {
     return Support::no("the cpu backend has no kernel for " + n.op_type + " at opset " + std::to_string(n.since_version));
   }
   std::optional<FusedKernel> fuse(const ir::Node& n) const override {
+    if (auto f = cpu::fuse_qdq_conv(n)) return f;
     if (auto f = cpu::fuse_conv(n)) return f;
     if (auto f = cpu::fuse_elementwise_chain(n)) return f;
     return cpu::fuse_matmul(n);

@@ -60,6 +60,7 @@ OutputProbe::OutputProbe(const ir::Model& float_model, const std::vector<std::st
     : bytes_(ir::serialize_model(float_model)), threads_(threads), corrections_(std::move(corrections)) {
   backends::ExecOptions eo;
   eo.threads = threads_;
+  eo.fuse = false;  // node by node, as the candidates below are run
   backends::Executor ex(float_model, eo);
   for (const auto& d : sample_dirs) {
     ir::BoundSample s = ir::bind_sample(*float_model.graph, ir::load_sample(d, false));
@@ -95,6 +96,9 @@ double OutputProbe::mean_cosine(const Plan& plan) {
   apply_plan(m, plan);
   backends::ExecOptions eo;
   eo.threads = threads_;
+  // Node by node: the QDQ reference semantics, so the choices do not depend on the cpu backend's
+  // fused integer kernels (their results may differ by one unit where a value lies near a tie).
+  eo.fuse = false;
   backends::Executor ex(m, eo);
   double sum = 0;
   int64_t n = 0;

@@ -7,7 +7,10 @@
 //                     output dtype = scale dtype or output_dtype (f32|f16|bf16).
 //   DynamicQuantizeLinear opset 11: x f32 -> u8, f32 scale, u8 zero point.
 // Arithmetic is done in f32 (the scale's precision for f32/f16/bf16 scales); int32 inputs are
-// converted to f32. 4-bit types are packed two per byte, 2-bit types (opset 25) four per byte,
+// converted to f32. f32 <-> u8/i8 (and i32 -> f32) with per-tensor or per-axis scales run through
+// the row codecs of int8_gemm.h (AVX-512). A DequantizeLinear whose inputs are all constants
+// (quantized weights) is computed once per kernel and its result reused. 4-bit types are packed
+// two per byte, 2-bit types (opset 25) four per byte,
 // lowest bits first. Not supported: float8e8m0 and float6 types, the `precision` attribute other
 // than f32-or-narrower (the division is always f32).
 #include <algorithm>
@@ -15,9 +18,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <type_traits>
 
 #include "backends/cpu/kernels/control_kernels.h"
+#include "backends/cpu/kernels/int8_gemm.h"
 #include "backends/cpu/kernels/kernel_util.h"
 
 namespace mcc::backends::cpu {
@@ -278,6 +285,17 @@ void for_each_run(KernelContext& ctx, const ScaleLayout& L, bool serial, F&& f) 
   else ctx.parallel_for(rows, L.inner * 4, body);
 }
 
+// Runs f(x_offset, count, scale_offset) over spans of x sharing one scale (not blocked layouts):
+// a per-tensor scale is one span split across threads, per-axis scales give one span per row.
+template <class F>
+void for_each_span(KernelContext& ctx, const ScaleLayout& L, F&& f) {
+  if (L.per_tensor) {
+    ctx.parallel_for(L.len, 4, [&](int64_t b, int64_t e) { f(b, e - b, int64_t{0}); });
+    return;
+  }
+  for_each_run(ctx, L, false, [&](int64_t off, int64_t cnt, int64_t so, int64_t) { f(off, cnt, so); });
+}
+
 std::vector<float> read_zero_point(const ir::Node& n, KernelContext& ctx, size_t idx, const QCodec& c,
                                    int64_t expect_numel) {
   std::vector<float> zp;
@@ -319,6 +337,16 @@ Kernel make_quantize(const ir::Node& node) {
     ir::dispatch<DType::F32, DType::F16, DType::BF16, DType::I32>(x.dtype(), n.describe() + ": QuantizeLinear x", [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* xp = x.data<T>().data();
+      if constexpr (std::is_same_v<T, float>) {
+        if ((qt == DType::U8 || qt == DType::I8) && L.block == 0) {
+          for_each_span(ctx, L, [&](int64_t off, int64_t cnt, int64_t so) {
+            const float z = zp.empty() ? 0.f : zp[so];
+            if (qt == DType::U8) quantize_row_u8(xp + off, cnt, scale[so], z, reinterpret_cast<uint8_t*>(yp) + off);
+            else quantize_row_s8(xp + off, cnt, scale[so], z, reinterpret_cast<int8_t*>(yp) + off);
+          });
+          return;
+        }
+      }
       for_each_run(ctx, L, c.packed, [&](int64_t off, int64_t cnt, int64_t so, int64_t step) {
         for (int64_t i = 0; i < cnt; ++i) {
           const int64_t k = so + i * step;
@@ -332,12 +360,36 @@ Kernel make_quantize(const ir::Node& node) {
 
 // ---------------------------------------------------------------- DequantizeLinear
 
+// True when v is an initializer no feed can replace, or a Constant node's output.
+bool is_constant(const ir::Value* v) {
+  if (!v) return true;
+  if (v->initializer) return !v->is_graph_input;
+  return v->producer && v->producer->is("Constant") && v->producer->owner == v->owner;
+}
+
+// The output of a node with constant inputs, computed on the first run.
+struct ConstantCache {
+  std::mutex mu;
+  std::optional<ir::Tensor> value;
+};
+
 Kernel make_dequantize(const ir::Node& node) {
   const int64_t axis = node.attr_int("axis", 1);
   const int64_t block = node.attr_int("block_size", 0);
   const int64_t out_attr = node.attr_int("output_dtype", 0);
   if (block < 0) throw ModelError(node.describe() + ": block_size must be >= 0");
+  bool constant = true;
+  for (const ir::Value* v : node.inputs) constant = constant && is_constant(v);
+  std::shared_ptr<ConstantCache> cache = constant ? std::make_shared<ConstantCache>() : nullptr;
   return [=](KernelContext& ctx) {
+    std::unique_lock<std::mutex> lock;
+    if (cache) {
+      lock = std::unique_lock<std::mutex>(cache->mu);
+      if (cache->value && ctx.backend().device().is_host()) {
+        ctx.set_output(0, *cache->value);
+        return;
+      }
+    }
     const ir::Node& n = ctx.node();
     const ir::Tensor& x = ctx.in(0);
     const ir::Tensor& s = ctx.in(1);
@@ -351,6 +403,18 @@ Kernel make_dequantize(const ir::Node& node) {
     const DType yt = out_attr ? static_cast<DType>(out_attr) : s.dtype();
     ir::Tensor& y = ctx.alloc_output(0, yt, x.dims());
     const std::byte* xp = x.raw();
+    const DType xt = x.dtype();
+    if (yt == DType::F32 && L.block == 0 && (xt == DType::U8 || xt == DType::I8 || xt == DType::I32)) {
+      float* yp = y.mutable_data<float>().data();
+      for_each_span(ctx, L, [&](int64_t off, int64_t cnt, int64_t so) {
+        const float z = zp.empty() ? 0.f : zp[so];
+        if (xt == DType::U8) dequantize_row_u8(reinterpret_cast<const uint8_t*>(xp) + off, cnt, scale[so], z, yp + off);
+        else if (xt == DType::I8) dequantize_row_s8(reinterpret_cast<const int8_t*>(xp) + off, cnt, scale[so], z, yp + off);
+        else dequantize_row_s32(reinterpret_cast<const int32_t*>(xp) + off, cnt, scale[so], z, yp + off);
+      });
+      if (cache && ctx.backend().device().is_host()) cache->value = y;
+      return;
+    }
     ir::dispatch<DType::F32, DType::F16, DType::BF16>(yt, n.describe() + ": DequantizeLinear output", [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* yp = y.mutable_data<T>().data();
@@ -362,6 +426,7 @@ Kernel make_dequantize(const ir::Node& node) {
         }
       });
     });
+    if (cache && ctx.backend().device().is_host()) cache->value = y;
   };
 }
 

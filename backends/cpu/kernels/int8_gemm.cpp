@@ -1,0 +1,258 @@
+// u8 x s8 GEMM and row codecs (see int8_gemm.h). The VNNI kernel keeps a 4 x 64 tile of s32
+// accumulators in registers: each step loads 4 k-quads of 64 columns of B (u8, [k/4][n][4]) and
+// broadcasts one k-quad of each A row (s8); vpdpbusd adds the 4 products to each s32 lane without
+// saturation, so the result is exact.
+#include "backends/cpu/kernels/int8_gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#define MCC_INT8_AVX512 1
+#endif
+#if defined(MCC_INT8_AVX512) && defined(__AVX512VNNI__)
+#define MCC_INT8_VNNI 1
+#endif
+
+namespace mcc::backends::cpu {
+
+namespace {
+std::atomic<bool> g_simd{true};
+}
+
+bool int8_simd_available() {
+#ifdef MCC_INT8_VNNI
+  return true;
+#else
+  return false;
+#endif
+}
+void set_int8_simd_enabled(bool on) { g_simd.store(on); }
+bool int8_simd_enabled() { return g_simd.load(std::memory_order_relaxed); }
+
+PackedS8 pack_s8(const int8_t* w, int64_t M, int64_t K) {
+  PackedS8 p;
+  p.m = M;
+  p.k = K;
+  p.kp = (K + 3) / 4 * 4;
+  p.data.assign(static_cast<size_t>(M * p.kp), 0);
+  p.row_sum.assign(static_cast<size_t>(M), 0);
+  for (int64_t m = 0; m < M; ++m) {
+    int32_t s = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      p.data[static_cast<size_t>(m * p.kp + k)] = w[m * K + k];
+      s += w[m * K + k];
+    }
+    p.row_sum[static_cast<size_t>(m)] = s;
+  }
+  return p;
+}
+
+void interleave4(const uint8_t* const rows[4], int64_t n, uint8_t* dst) {
+  static const uint8_t kZeros[64] = {};
+  const uint8_t* r[4];
+  int64_t step[4];
+  for (int i = 0; i < 4; ++i) {
+    r[i] = rows[i] ? rows[i] : kZeros;
+    step[i] = rows[i] ? 1 : 0;
+  }
+  int64_t j = 0;
+#ifdef MCC_INT8_AVX512
+  if (int8_simd_enabled()) {
+    for (; j + 16 <= n; j += 16) {
+      const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + j * step[0]));
+      const __m128i a1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + j * step[1]));
+      const __m128i a2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[2] + j * step[2]));
+      const __m128i a3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[3] + j * step[3]));
+      const __m128i lo01 = _mm_unpacklo_epi8(a0, a1), hi01 = _mm_unpackhi_epi8(a0, a1);
+      const __m128i lo23 = _mm_unpacklo_epi8(a2, a3), hi23 = _mm_unpackhi_epi8(a2, a3);
+      __m128i* d = reinterpret_cast<__m128i*>(dst + j * 4);
+      _mm_storeu_si128(d + 0, _mm_unpacklo_epi16(lo01, lo23));
+      _mm_storeu_si128(d + 1, _mm_unpackhi_epi16(lo01, lo23));
+      _mm_storeu_si128(d + 2, _mm_unpacklo_epi16(hi01, hi23));
+      _mm_storeu_si128(d + 3, _mm_unpackhi_epi16(hi01, hi23));
+    }
+  }
+#endif
+  for (; j < n; ++j)
+    for (int i = 0; i < 4; ++i) dst[j * 4 + i] = r[i][j * step[i]];
+}
+
+namespace {
+
+void gemm_scalar(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols,
+                 int32_t* c, int64_t ldc) {
+  for (int64_t m = m0; m < m1; ++m) {
+    int32_t* crow = c + (m - m0) * ldc;
+    std::fill(crow, crow + ncols, 0);
+    const int8_t* arow = a.data.data() + m * a.kp;
+    for (int64_t k = 0; k < a.kp; ++k) {
+      const int32_t w = arow[k];
+      if (w == 0) continue;
+      const uint8_t* bk = b + (k >> 2) * np * 4 + (k & 3);
+      for (int64_t j = 0; j < ncols; ++j) crow[j] += w * static_cast<int32_t>(bk[j * 4]);
+    }
+  }
+}
+
+#ifdef MCC_INT8_VNNI
+template <int MR, int NR>
+void tile(const int8_t* a, int64_t kp, const uint8_t* b, int64_t np, int64_t ncols, int32_t* c, int64_t ldc) {
+  __m512i acc[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_setzero_si512();
+  const int64_t k4n = kp / 4;
+  for (int64_t k4 = 0; k4 < k4n; ++k4) {
+    const uint8_t* bp = b + k4 * np * 4;
+    __m512i bv[NR];
+    for (int j = 0; j < NR; ++j) bv[j] = _mm512_loadu_si512(bp + j * 64);
+    for (int i = 0; i < MR; ++i) {
+      int32_t q;
+      std::memcpy(&q, a + i * kp + k4 * 4, 4);
+      const __m512i av = _mm512_set1_epi32(q);
+      for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], bv[j], av);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) {
+      const int64_t col = j * 16;
+      if (col >= ncols) break;
+      int32_t* dst = c + i * ldc + col;
+      if (col + 16 <= ncols) _mm512_storeu_si512(dst, acc[i][j]);
+      else _mm512_mask_storeu_epi32(dst, static_cast<__mmask16>((1u << (ncols - col)) - 1), acc[i][j]);
+    }
+}
+
+template <int NR>
+void rows(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols, int32_t* c,
+          int64_t ldc) {
+  int64_t m = m0;
+  const int64_t kp = a.kp;
+  for (; m + 4 <= m1; m += 4) tile<4, NR>(a.data.data() + m * kp, kp, b, np, ncols, c + (m - m0) * ldc, ldc);
+  for (; m < m1; ++m) tile<1, NR>(a.data.data() + m * kp, kp, b, np, ncols, c + (m - m0) * ldc, ldc);
+}
+#endif
+
+}  // namespace
+
+void gemm_u8s8(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols,
+               int32_t* c, int64_t ldc) {
+#ifdef MCC_INT8_VNNI
+  if (int8_simd_enabled()) {
+    for (int64_t j0 = 0; j0 < ncols; j0 += 64) {
+      const int64_t nc = std::min<int64_t>(64, ncols - j0);
+      const uint8_t* bj = b + j0 * 4;
+      int32_t* cj = c + j0;
+      switch ((nc + 15) / 16) {
+        case 4: rows<4>(a, m0, m1, bj, np, nc, cj, ldc); break;
+        case 3: rows<3>(a, m0, m1, bj, np, nc, cj, ldc); break;
+        case 2: rows<2>(a, m0, m1, bj, np, nc, cj, ldc); break;
+        default: rows<1>(a, m0, m1, bj, np, nc, cj, ldc); break;
+      }
+    }
+    return;
+  }
+#endif
+  gemm_scalar(a, m0, m1, b, np, ncols, c, ldc);
+}
+
+// ---------------------------------------------------------------- row codecs
+
+namespace {
+
+template <class T>
+void quantize_scalar(const float* x, int64_t n, float scale, float zp, float lo, float hi, T* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i] / scale;
+    y[i] = std::isnan(v) ? T(0) : static_cast<T>(std::min(std::max(std::nearbyint(v) + zp, lo), hi));
+  }
+}
+
+#ifdef MCC_INT8_AVX512
+// 16 lanes of round(x / scale) + zp clamped to [lo, hi] as s32 (NaN -> 0).
+template <bool Rcp>
+inline __m512i quantize16(__m512 x, __m512 s, __m512 z, __m512 lo, __m512 hi) {
+  const __m512 v = Rcp ? _mm512_mul_ps(x, s) : _mm512_div_ps(x, s);
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  __m512 r = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), z);
+  r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+  return _mm512_maskz_cvtps_epi32(static_cast<__mmask16>(~nan), r);
+}
+#endif
+
+}  // namespace
+
+void quantize_row_u8(const float* x, int64_t n, float scale, float zp, uint8_t* y, bool reciprocal) {
+  int64_t i = 0;
+#ifdef MCC_INT8_AVX512
+  if (int8_simd_enabled()) {
+    const __m512 z = _mm512_set1_ps(zp), lo = _mm512_set1_ps(0.f), hi = _mm512_set1_ps(255.f);
+    if (reciprocal) {
+      const __m512 s = _mm512_set1_ps(1.f / scale);
+      for (; i + 16 <= n; i += 16)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtusepi32_epi8(quantize16<true>(_mm512_loadu_ps(x + i), s, z, lo, hi)));
+    } else {
+      const __m512 s = _mm512_set1_ps(scale);
+      for (; i + 16 <= n; i += 16)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtusepi32_epi8(quantize16<false>(_mm512_loadu_ps(x + i), s, z, lo, hi)));
+    }
+  }
+#endif
+  quantize_scalar<uint8_t>(x + i, n - i, scale, zp, 0.f, 255.f, y + i);
+}
+
+void quantize_row_s8(const float* x, int64_t n, float scale, float zp, int8_t* y, bool reciprocal) {
+  int64_t i = 0;
+#ifdef MCC_INT8_AVX512
+  if (int8_simd_enabled()) {
+    const __m512 z = _mm512_set1_ps(zp), lo = _mm512_set1_ps(-128.f), hi = _mm512_set1_ps(127.f);
+    if (reciprocal) {
+      const __m512 s = _mm512_set1_ps(1.f / scale);
+      for (; i + 16 <= n; i += 16)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtsepi32_epi8(quantize16<true>(_mm512_loadu_ps(x + i), s, z, lo, hi)));
+    } else {
+      const __m512 s = _mm512_set1_ps(scale);
+      for (; i + 16 <= n; i += 16)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtsepi32_epi8(quantize16<false>(_mm512_loadu_ps(x + i), s, z, lo, hi)));
+    }
+  }
+#endif
+  quantize_scalar<int8_t>(x + i, n - i, scale, zp, -128.f, 127.f, y + i);
+}
+
+void dequantize_row_u8(const uint8_t* x, int64_t n, float scale, float zp, float* y) {
+  int64_t i = 0;
+#ifdef MCC_INT8_AVX512
+  if (int8_simd_enabled()) {
+    const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zp);
+    for (; i + 16 <= n; i += 16) {
+      const __m512 v = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+      _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_sub_ps(v, z), s));
+    }
+  }
+#endif
+  for (; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zp) * scale;
+}
+
+void dequantize_row_s8(const int8_t* x, int64_t n, float scale, float zp, float* y) {
+  int64_t i = 0;
+#ifdef MCC_INT8_AVX512
+  if (int8_simd_enabled()) {
+    const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zp);
+    for (; i + 16 <= n; i += 16) {
+      const __m512 v = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+      _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_sub_ps(v, z), s));
+    }
+  }
+#endif
+  for (; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zp) * scale;
+}
+
+void dequantize_row_s32(const int32_t* x, int64_t n, float scale, float zp, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zp) * scale;
+}
+
+}  // namespace mcc::backends::cpu

@@ -1,0 +1,605 @@
+// QDQ conv fusion (see qdq_conv_fusion.h): matching of the quantized group, weight packing and
+// the zero-point correction at kernel creation, and the integer conv with its f32 epilogue.
+// General convs: im2col into a packed u8 panel (padding reads the x zero point), u8 x s8 GEMM,
+// acc - x_zero_point * sum(w row). Depthwise convs (one input channel per group, one output
+// channel per group): (x - x_zero_point) and w are small integers held exactly in f32, so an f32
+// direct loop gives the exact integer sums.
+#include "backends/cpu/kernels/qdq_conv_fusion.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
+#include "backends/cpu/kernels/conv_fusion.h"
+#include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/int8_gemm.h"
+#include "backends/fusion_match.h"
+#include "ir/errors.h"
+#include "ir/op_attrs.h"
+
+namespace mcc::backends::cpu {
+namespace {
+
+using ir::DType;
+
+// Constant scale (f32) and zero point of a Q/DQ node, as floats; empty when not constant.
+struct QParams {
+  std::vector<float> scale, zp;  // zp has scale's size (zeros when absent)
+  DType zp_dtype = DType::U8;
+  int64_t axis = 1;
+};
+
+std::optional<QParams> qparams(const ir::Node& q) {
+  if (q.attr_int("block_size", 0) != 0 || q.inputs.size() < 2) return std::nullopt;
+  const ir::Tensor* s = constant_of(q.inputs[1], DType::F32);
+  if (!s || s->rank() > 1) return std::nullopt;
+  QParams p;
+  p.axis = q.attr_int("axis", 1);
+  auto sv = s->data<float>();
+  p.scale.assign(sv.begin(), sv.end());
+  p.zp.assign(p.scale.size(), 0.f);
+  const ir::Value* zv = q.inputs.size() > 2 ? q.inputs[2] : nullptr;
+  if (zv) {
+    const ir::Tensor* z = nullptr;
+    for (DType dt : {DType::U8, DType::I8, DType::I32})
+      if ((z = constant_of(zv, dt))) break;
+    if (!z || z->numel() != s->numel()) return std::nullopt;
+    p.zp_dtype = z->dtype();
+    for (int64_t i = 0; i < z->numel(); ++i)
+      p.zp[static_cast<size_t>(i)] = z->dtype() == DType::U8   ? static_cast<float>(z->data<uint8_t>()[i])
+                                     : z->dtype() == DType::I8 ? static_cast<float>(z->data<int8_t>()[i])
+                                                               : static_cast<float>(z->data<int32_t>()[i]);
+  }
+  return p;
+}
+
+// The DequantizeLinear producing v, when it is one in the same graph.
+const ir::Node* dq_producer(const ir::Value* v) {
+  if (!v || !v->producer || v->producer->owner != v->owner) return nullptr;
+  const ir::Node* p = v->producer;
+  return p->is("DequantizeLinear") && p->domain.empty() && one_output(*p) && p->attr_int("output_dtype", 0) == 0 ? p
+                                                                                                                : nullptr;
+}
+
+// Per-channel values of size n from a size-1 or size-n vector.
+std::vector<float> widen(const std::vector<float>& v, int64_t n) {
+  return v.size() == 1 ? std::vector<float>(static_cast<size_t>(n), v[0]) : v;
+}
+
+struct QConv {
+  const ir::Node* conv = nullptr;
+  WindowAttrs attrs;
+  int64_t group = 1, M = 0, cg = 0, kk = 0;  // kk: taps per input channel
+  std::vector<int64_t> wdims;
+  bool depthwise = false;
+  bool x_float = false;           // the kernel receives the dequantized f32 x (starts at the Conv)
+  std::vector<float> xs, xz;      // size 1 or C
+  std::vector<PackedS8> packed;   // per group (general path)
+  std::vector<float> wf;          // depthwise: w as f32 [M][kk]
+  std::vector<float> sc;          // per output channel: x_scale * w_scale (general path)
+  std::vector<float> ws;          // per output channel w scale
+  std::vector<float> bias;        // per output channel, empty when absent
+  Epilogue ep;
+  bool quant_out = false;
+  DType out_dt = DType::F32;
+  std::vector<float> ys, yz;      // size M
+};
+
+// Stores one output row of nc values: f32 epilogue (bias, activation), then quantization.
+void finish_row(const QConv& q, int64_t oc, float* tmp, int64_t nc, std::byte* out_base, int64_t off) {
+  apply_epilogue<float>(tmp, 1, nc, nc, q.bias.empty() ? nullptr : &q.bias[static_cast<size_t>(oc)], q.ep);
+  const size_t c = static_cast<size_t>(oc);
+  if (!q.quant_out) std::memcpy(reinterpret_cast<float*>(out_base) + off, tmp, static_cast<size_t>(nc) * sizeof(float));
+  else if (q.out_dt == DType::U8) quantize_row_u8(tmp, nc, q.ys[c], q.yz[c], reinterpret_cast<uint8_t*>(out_base) + off, true);
+  else quantize_row_s8(tmp, nc, q.ys[c], q.yz[c], reinterpret_cast<int8_t*>(out_base) + off, true);
+}
+
+#ifdef __AVX512F__
+// expf on 16 lanes (Cephes polynomial, about 1 ulp), inputs clamped to the finite range.
+inline __m512 exp16(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-88.3762626647949f)), _mm512_set1_ps(88.3762626647949f));
+  const __m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 y = _mm512_set1_ps(1.9875691500E-4f);
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507E-3f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073E-3f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894E-2f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459E-1f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201E-1f));
+  y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  return _mm512_scalef_ps(y, fx);
+}
+
+// 1 / (1 + exp(-x)) with the reciprocal from rcp14 and one Newton step (about 1 ulp).
+inline __m512 sigmoid16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 d = _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x)));
+  const __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
+}
+
+// The activation of the epilogue on 16 lanes, in the f32 operations apply_epilogue uses.
+template <Epilogue::Act Act>
+inline __m512 act16(__m512 v, const Epilogue& e) {
+  using A = Epilogue::Act;
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.f);
+  switch (Act) {
+    case A::None: return v;
+    case A::Relu: return _mm512_max_ps(v, zero);
+    case A::Clip: {
+      const __m512 lo = _mm512_set1_ps(e.alpha), hi = _mm512_set1_ps(e.beta);
+      v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v, lo);
+      return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), v, hi);
+    }
+    case A::Sigmoid: return sigmoid16(v);
+    case A::SiLU: return _mm512_mul_ps(v, sigmoid16(v));
+    case A::LeakyRelu:
+      return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_mul_ps(v, _mm512_set1_ps(e.alpha)));
+    case A::HardSigmoid:
+      return _mm512_max_ps(zero, _mm512_min_ps(one, _mm512_fmadd_ps(v, _mm512_set1_ps(e.alpha), _mm512_set1_ps(e.beta))));
+    case A::HardSwish: {
+      const __m512 t = _mm512_add_ps(_mm512_div_ps(v, _mm512_set1_ps(6.f)), _mm512_set1_ps(0.5f));
+      return _mm512_mul_ps(v, _mm512_max_ps(zero, _mm512_min_ps(one, t)));
+    }
+  }
+  return v;
+}
+
+// One output row from 16-lane loads of the scaled accumulators plus bias: the activation, then
+// stored as f32 or quantized (x / y_scale as x * (1 / y_scale), round half to even, saturate;
+// NaN -> 0).
+template <Epilogue::Act Act, class Load>
+void finish_row_act(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
+  const size_t c = static_cast<size_t>(oc);
+  const __m512 inv = _mm512_set1_ps(q.quant_out ? 1.f / q.ys[c] : 1.f);
+  const __m512i z = _mm512_set1_epi32(q.quant_out ? static_cast<int32_t>(q.yz[c]) : 0);
+  const bool u8 = q.out_dt == DType::U8;
+  // Clamps before the conversion: beyond +-2^31 cvtps gives INT_MIN. min(big, t) keeps NaN, which
+  // converts to INT_MIN and so saturates to 0 (u8) / -128 (s8: fixed up by the NaN mask below).
+  const __m512 big = _mm512_set1_ps(1e9f), small = _mm512_set1_ps(-1e9f);
+  const __m512i lo = _mm512_set1_epi32(u8 ? 0 : -128);
+  for (int64_t j = 0; j < nc; j += 16) {
+    const __mmask16 mk = nc - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (nc - j)) - 1);
+    __m512 v = act16<Act>(load(j, mk), q.ep);
+    if (!q.quant_out) {
+      _mm512_mask_storeu_ps(reinterpret_cast<float*>(out_base) + off + j, mk, v);
+      continue;
+    }
+    const __m512 t = _mm512_max_ps(small, _mm512_min_ps(big, _mm512_mul_ps(v, inv)));
+    __m512i qi = _mm512_max_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(t), z), lo);  // nearest even
+    if (u8) {
+      _mm_mask_storeu_epi8(reinterpret_cast<uint8_t*>(out_base) + off + j, mk, _mm512_cvtusepi32_epi8(qi));
+    } else {
+      qi = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q), qi, _mm512_setzero_si512());
+      _mm_mask_storeu_epi8(reinterpret_cast<int8_t*>(out_base) + off + j, mk, _mm512_cvtsepi32_epi8(qi));
+    }
+  }
+}
+
+template <class Load>
+void finish_row_simd(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
+  using A = Epilogue::Act;
+  switch (q.ep.act) {
+    case A::None: return finish_row_act<A::None>(q, oc, nc, load, out_base, off);
+    case A::Relu: return finish_row_act<A::Relu>(q, oc, nc, load, out_base, off);
+    case A::Clip: return finish_row_act<A::Clip>(q, oc, nc, load, out_base, off);
+    case A::Sigmoid: return finish_row_act<A::Sigmoid>(q, oc, nc, load, out_base, off);
+    case A::SiLU: return finish_row_act<A::SiLU>(q, oc, nc, load, out_base, off);
+    case A::LeakyRelu: return finish_row_act<A::LeakyRelu>(q, oc, nc, load, out_base, off);
+    case A::HardSigmoid: return finish_row_act<A::HardSigmoid>(q, oc, nc, load, out_base, off);
+    case A::HardSwish: return finish_row_act<A::HardSwish>(q, oc, nc, load, out_base, off);
+  }
+}
+#endif
+
+void run_general(KernelContext& ctx, const QConv& q, const ConvProblem& p, const uint8_t* x, std::byte* out) {
+  const WindowGeom& g = p.g;
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], P = OH * OW;
+  const int64_t KW = g.k[2];
+  const int64_t K = q.cg * q.kk, NP = panel_width(P);
+  const int64_t Mg = q.M / q.group;
+  const int64_t kp = q.packed[0].kp;
+  // Scratch kept per thread across runs (large buffers would otherwise be mapped afresh each run).
+  static thread_local std::vector<uint8_t> panel, rows;
+  if (panel.size() < static_cast<size_t>(kp * NP)) panel.resize(static_cast<size_t>(kp * NP));
+  const uint8_t xz = static_cast<uint8_t>(q.xz[0]);
+  for (int64_t n = 0; n < p.n; ++n) {
+    for (int64_t gi = 0; gi < q.group; ++gi) {
+      const uint8_t* xg = x + (n * p.c + gi * q.cg) * H * W;
+      uint8_t* pb = panel.data();
+      const bool direct = q.kk == 1 && g.stride[1] == 1 && g.stride[2] == 1 && g.pad_b[1] == 0 &&
+                          g.pad_b[2] == 0 && OH == H && OW == W;
+      if (!direct) {
+        if (static_cast<int64_t>(rows.size()) < K * P) rows.resize(static_cast<size_t>(K * P));
+        uint8_t* rb = rows.data();
+        ctx.parallel_for(K, P, [&](int64_t k0, int64_t k1) {
+          for (int64_t k = k0; k < k1; ++k) {
+            const int64_t ci = k / q.kk, t = k % q.kk, kh = t / KW, kw = t % KW;
+            const uint8_t* xc = xg + ci * H * W;
+            const int64_t s = g.stride[2], off = kw * g.dil[2] - g.pad_b[2];
+            // ow range whose iw = ow * s + off lies in [0, W)
+            const int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + s - 1) / s);
+            const int64_t hi = std::max(lo, std::min(OW, W - off <= 0 ? 0 : (W - off + s - 1) / s));
+            for (int64_t oh = 0; oh < OH; ++oh) {
+              const int64_t ih = oh * g.stride[1] - g.pad_b[1] + kh * g.dil[1];
+              uint8_t* d = rb + k * P + oh * OW;
+              if (ih < 0 || ih >= H) {
+                std::memset(d, xz, static_cast<size_t>(OW));
+                continue;
+              }
+              const uint8_t* xr = xc + ih * W + off;
+              std::memset(d, xz, static_cast<size_t>(lo));
+              if (s == 1) std::memcpy(d + lo, xr + lo, static_cast<size_t>(hi - lo));
+              else
+                for (int64_t ow = lo; ow < hi; ++ow) d[ow] = xr[ow * s];
+              std::memset(d + hi, xz, static_cast<size_t>(OW - hi));
+            }
+          }
+        });
+      }
+      const uint8_t* src = direct ? xg : rows.data();
+      ctx.parallel_for(kp / 4, P, [&](int64_t q0, int64_t q1) {
+        for (int64_t k4 = q0; k4 < q1; ++k4) {
+          const uint8_t* r[4];
+          for (int i = 0; i < 4; ++i) r[i] = k4 * 4 + i < K ? src + (k4 * 4 + i) * P : nullptr;
+          interleave4(r, P, pb + k4 * 4 * NP);
+        }
+      });
+      const PackedS8& a = q.packed[static_cast<size_t>(gi)];
+      const int64_t nblocks = (P + 63) / 64;
+      ctx.parallel_for(nblocks, Mg * kp * 64, [&](int64_t b0, int64_t b1) {
+        static thread_local std::vector<int32_t> acc_buf;
+        if (acc_buf.size() < static_cast<size_t>(Mg * 64)) acc_buf.resize(static_cast<size_t>(Mg * 64));
+        int32_t* const acc = acc_buf.data();
+        float tmp[64];
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t j0 = b * 64, nc = std::min<int64_t>(64, P - j0);
+          gemm_u8s8(a, 0, Mg, pb + j0 * 4, NP, nc, acc, 64);
+          for (int64_t m = 0; m < Mg; ++m) {
+            const int64_t oc = gi * Mg + m;
+            const int32_t corr = static_cast<int32_t>(xz) * a.row_sum[static_cast<size_t>(m)];
+            const float s = q.sc[static_cast<size_t>(oc)];
+            const int32_t* ar = acc + m * 64;
+#ifdef __AVX512F__
+            if (int8_simd_enabled()) {
+              const __m512i cv = _mm512_set1_epi32(corr);
+              const __m512 sv = _mm512_set1_ps(s);
+              const __m512 bv = _mm512_set1_ps(q.bias.empty() ? 0.f : q.bias[static_cast<size_t>(oc)]);
+              finish_row_simd(q, oc, nc, [&](int64_t j, __mmask16 mk) {
+                return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_maskz_loadu_epi32(mk, ar + j), cv)), sv, bv);
+              }, out, (n * q.M + oc) * P + j0);
+              continue;
+            }
+#endif
+            for (int64_t j = 0; j < nc; ++j) tmp[j] = static_cast<float>(ar[j] - corr) * s;
+            finish_row(q, oc, tmp, nc, out, (n * q.M + oc) * P + j0);
+          }
+        }
+      });
+    }
+  }
+}
+
+void run_depthwise(KernelContext& ctx, const QConv& q, const ConvProblem& p, const uint8_t* x, std::byte* out) {
+  const WindowGeom& g = p.g;
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], P = OH * OW;
+  const int64_t KH = g.k[1], KW = g.k[2];
+  const int64_t sh = g.stride[1], sw = g.stride[2], dh = g.dil[1], dw = g.dil[2];
+  const int64_t pt = g.pad_b[1], pl = g.pad_b[2];
+  const int64_t Hp = std::max(H + pt, (OH - 1) * sh + (KH - 1) * dh + 1);
+  // Columns are split into sw phases (plane r holds padded columns r, r + sw, ...), so every tap
+  // reads a contiguous run: padded column ow * sw + kw * dw is phase (kw * dw) % sw, index
+  // ow + (kw * dw) / sw.
+  const int64_t Wq = (std::max(W + pl, (OW - 1) * sw + (KW - 1) * dw + 1) + sw - 1) / sw;
+  // Offset of each tap's first read in the phase planes (64-bit divisions stay out of the loops).
+  std::vector<int64_t> tap_off(static_cast<size_t>(q.kk));
+  for (int64_t kh = 0; kh < KH; ++kh)
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      const int64_t t = kw * dw;
+      tap_off[static_cast<size_t>(kh * KW + kw)] = ((t % sw) * Hp + kh * dh) * Wq + t / sw;
+    }
+  // Column phases of the input: iw0 = first iw with (iw + pl) % sw == r, cnt columns from there.
+  struct Phase {
+    int64_t iw0, cnt, plane_off;
+  };
+  std::vector<Phase> phases;
+  for (int64_t r = 0; r < sw; ++r) {
+    const int64_t iw0 = ((r - pl) % sw + sw) % sw;
+    if (iw0 < W) phases.push_back({iw0, (W - iw0 + sw - 1) / sw, r * Hp * Wq + (iw0 + pl) / sw});
+  }
+  ctx.parallel_for(p.n * q.M, Hp * Wq * sw + P * q.kk * 2, [&](int64_t c0, int64_t c1) {
+    static thread_local std::vector<float> plane_buf, acc_buf;
+    if (plane_buf.size() < static_cast<size_t>(sw * Hp * Wq)) plane_buf.resize(static_cast<size_t>(sw * Hp * Wq));
+    if (acc_buf.size() < static_cast<size_t>(P)) acc_buf.resize(static_cast<size_t>(P));
+    // Plain pointers: every access to a thread_local may go through the TLS lookup.
+    float* const plane = plane_buf.data();
+    float* const acc = acc_buf.data();
+    // The padding of the planes stays zero between channels of the same geometry (only the
+    // interior is rewritten), so the planes are cleared only when the geometry changes.
+    static thread_local std::array<int64_t, 7> geom_key{};
+    const std::array<int64_t, 7> key{H, W, Hp, Wq, sw, pt, pl};
+    bool cleared = false;
+    if (geom_key != key) {
+      geom_key = key;
+      cleared = true;
+    }
+    (void)cleared;
+    for (int64_t nc = c0; nc < c1; ++nc) {
+      const int64_t c = nc % q.M;
+      const size_t ci = q.xz.size() == 1 ? 0 : static_cast<size_t>(c);
+      const float z = q.xz[ci];
+      std::fill(plane, plane + sw * Hp * Wq, 0.f);
+      const uint8_t* xc = x + nc * H * W;
+      for (int64_t ih = 0; ih < H; ++ih) {
+        const uint8_t* src = xc + ih * W;
+        if (sw == 1) {
+          float* dst = plane + (ih + pt) * Wq + pl;
+          for (int64_t iw = 0; iw < W; ++iw) dst[iw] = static_cast<float>(src[iw]) - z;
+        } else {
+          int64_t done = 0;  // columns pairs handled by the SIMD split below (stride 2)
+#ifdef __AVX512F__
+          if (sw == 2 && phases.size() == 2 && int8_simd_enabled()) {
+            // 16 column pairs at a time: the low byte of each u16 to one phase, the high byte to
+            // the other.
+            // Pair j is (src[2j], src[2j + 1]): entry j of the phase starting at iw 0 and of the
+            // phase starting at iw 1.
+            const bool first_even = phases[0].iw0 == 0;
+            float* d0 = plane + phases[first_even ? 0 : 1].plane_off + (ih + pt) * Wq;
+            float* d1 = plane + phases[first_even ? 1 : 0].plane_off + (ih + pt) * Wq;
+            const uint8_t* sp = src;
+            const int64_t pairs = W / 2;
+            const __m512 zv = _mm512_set1_ps(z);
+            const __m512i lo8 = _mm512_set1_epi32(0xFF);
+            for (; done + 16 <= pairs; done += 16) {
+              const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sp + 2 * done)));
+              _mm512_storeu_ps(d0 + done, _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w, lo8)), zv));
+              _mm512_storeu_ps(d1 + done, _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w, 8)), zv));
+            }
+          }
+#endif
+          for (const Phase& ph : phases) {
+            float* dst = plane + ph.plane_off + (ih + pt) * Wq;
+            const uint8_t* sp = src + ph.iw0;
+            for (int64_t j = done; j < ph.cnt; ++j) dst[j] = static_cast<float>(sp[j * sw]) - z;
+          }
+        }
+      }
+      if (q.kk > 64) std::fill(acc, acc + P, 0.f);  // the tap-by-tap path accumulates
+      const float* wc = q.wf.data() + c * q.kk;
+      const bool small = q.kk <= 64;  // the tap offsets fit in registers' worth of pointers
+      int64_t oh = 0;
+#ifdef __AVX512F__
+      if (small && int8_simd_enabled()) {
+        // Four output rows at a time, one 16-column block each: four independent FMA chains.
+        const int64_t rs = sh * Wq;  // plane offset between consecutive output rows
+        for (; oh < OH; oh += 4) {
+          const int64_t nr = std::min<int64_t>(4, OH - oh);
+          const float* base = plane + oh * rs;
+          for (int64_t ow = 0; ow < OW; ow += 16) {
+            const __mmask16 mk = OW - ow >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (OW - ow)) - 1);
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (int64_t k = 0; k < q.kk; ++k) {
+              const __m512 wv = _mm512_set1_ps(wc[k]);
+              const float* t = base + tap_off[static_cast<size_t>(k)] + ow;
+              a0 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mk, t), a0);
+              if (nr > 1) a1 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mk, t + rs), a1);
+              if (nr > 2) a2 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mk, t + 2 * rs), a2);
+              if (nr > 3) a3 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mk, t + 3 * rs), a3);
+            }
+            float* ar = acc + oh * OW + ow;
+            _mm512_mask_storeu_ps(ar, mk, a0);
+            if (nr > 1) _mm512_mask_storeu_ps(ar + OW, mk, a1);
+            if (nr > 2) _mm512_mask_storeu_ps(ar + 2 * OW, mk, a2);
+            if (nr > 3) _mm512_mask_storeu_ps(ar + 3 * OW, mk, a3);
+          }
+        }
+      }
+#endif
+      for (; oh < OH; ++oh) {
+        float* __restrict ar = acc + oh * OW;
+        if (small) {
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            float a = 0.f;
+            for (int64_t k = 0; k < q.kk; ++k) a += wc[k] * plane[oh * sh * Wq + tap_off[static_cast<size_t>(k)] + ow];
+            ar[ow] = a;
+          }
+          continue;
+        }
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t row = oh * sh + kh * dh;
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const float wv = wc[kh * KW + kw];
+            const int64_t t = kw * dw;
+            const float* __restrict src = plane + ((t % sw) * Hp + row) * Wq + t / sw;
+            for (int64_t ow = 0; ow < OW; ++ow) ar[ow] += wv * src[ow];
+          }
+        }
+      }
+      const float s = q.xs[ci] * q.ws[static_cast<size_t>(c)];
+#ifdef __AVX512F__
+      if (int8_simd_enabled()) {
+        const __m512 sv = _mm512_set1_ps(s);
+        const __m512 bv = _mm512_set1_ps(q.bias.empty() ? 0.f : q.bias[static_cast<size_t>(c)]);
+        finish_row_simd(q, c, P, [&](int64_t j, __mmask16 mk) { return _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, acc + j), sv, bv); },
+                        out, nc * P);
+        continue;
+      }
+#endif
+      for (int64_t i = 0; i < P; ++i) acc[i] *= s;
+      finish_row(q, c, acc, P, out, nc * P);
+    }
+  });
+}
+
+Kernel make_kernel(std::shared_ptr<const QConv> q) {
+  return [q](KernelContext& ctx) {
+    const ir::Node& nd = *q->conv;
+    const ir::Tensor& xt = ctx.in(0);
+    static thread_local std::vector<uint8_t> requant;
+    const uint8_t* x = nullptr;
+    if (q->x_float) {
+      if (xt.dtype() != DType::F32) throw ModelError(nd.describe() + ": X must be f32");
+      const auto& d = xt.dims();
+      if (d.size() != 4) throw ModelError(nd.describe() + ": X must have rank 4");
+      const int64_t C = d[1], HW = d[2] * d[3];
+      if (q->xs.size() != 1 && static_cast<int64_t>(q->xs.size()) != C)
+        throw ModelError(nd.describe() + ": x scale does not match the channels of X");
+      if (requant.size() < static_cast<size_t>(xt.numel())) requant.resize(static_cast<size_t>(xt.numel()));
+      const float* xf = xt.data<float>().data();
+      uint8_t* rq = requant.data();  // (a thread_local named inside the lambda would be the worker's)
+      ctx.parallel_for(d[0] * C, HW, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const size_t ci = q->xs.size() == 1 ? 0 : static_cast<size_t>(r % C);
+          quantize_row_u8(xf + r * HW, HW, q->xs[ci], q->xz[ci], rq + r * HW, true);  // on-grid values: exact
+        }
+      });
+      x = requant.data();
+    } else {
+      if (xt.dtype() != DType::U8) throw ModelError(nd.describe() + ": quantized X must be u8");
+      if (q->xs.size() != 1 && (xt.rank() < 2 || static_cast<int64_t>(q->xs.size()) != xt.dims()[1]))
+        throw ModelError(nd.describe() + ": x scale does not match the channels of X");
+      x = xt.data<uint8_t>().data();
+    }
+    const ConvProblem p = conv_problem(nd, q->attrs, q->group, xt.dims(), q->wdims);
+    ir::Tensor& y = ctx.alloc_output(0, q->quant_out ? q->out_dt : DType::F32, p.g.out_dims(p.n, p.m));
+    std::byte* out = y.mutable_raw();
+    if (q->depthwise) run_depthwise(ctx, *q, p, x, out);
+    else run_general(ctx, *q, p, x, out);
+  };
+}
+
+}  // namespace
+
+std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
+  if (!n.domain.empty() || !one_output(n)) return std::nullopt;
+  const ir::Node* conv = nullptr;
+  const ir::Node* xdq = nullptr;
+  bool x_float = false;
+  if (n.is("DequantizeLinear")) {
+    if (n.inputs.empty() || !n.inputs[0] || n.inputs[0]->initializer || dq_producer(n.outputs[0]) != &n) return std::nullopt;
+    const ir::Node* r = only_reader(n.outputs[0]);
+    if (!r || !r->is("Conv") || !r->domain.empty() || r->inputs.empty() || r->inputs[0] != n.outputs[0]) return std::nullopt;
+    for (size_t i = 1; i < r->inputs.size(); ++i)
+      if (r->inputs[i] == n.outputs[0]) return std::nullopt;
+    conv = r;
+    xdq = &n;
+  } else if (n.is("Conv")) {
+    if (n.inputs.empty()) return std::nullopt;
+    xdq = dq_producer(n.inputs[0]);
+    if (!xdq || only_reader(n.inputs[0]) == &n) return std::nullopt;  // the DequantizeLinear start covers it
+    conv = &n;
+    x_float = true;
+  } else {
+    return std::nullopt;
+  }
+  if (!one_output(*conv) || conv->inputs.size() < 2 || !conv->inputs[1]) return std::nullopt;
+  auto q = std::make_shared<QConv>();
+  q->conv = conv;
+  q->x_float = x_float;
+  // x: u8 with constant per-tensor (or per-channel) scale and zero point.
+  auto xp = qparams(*xdq);
+  if (!xp || xp->zp_dtype != DType::U8) return std::nullopt;
+  if (xdq->inputs.size() < 3 && xdq->inputs[0]->dtype != DType::U8) return std::nullopt;
+  // w: DequantizeLinear of a constant s8 [M, C/G, kh, kw] with zero zero points.
+  const ir::Node* wdq = dq_producer(conv->inputs[1]);
+  if (!wdq) return std::nullopt;
+  const ir::Tensor* w = constant_of(wdq->inputs[0], DType::I8);
+  if (!w || w->rank() != 4) return std::nullopt;
+  auto wp = qparams(*wdq);
+  if (!wp || wp->zp_dtype == DType::U8) return std::nullopt;
+  for (float z : wp->zp)
+    if (z != 0.f) return std::nullopt;
+  const int64_t M = w->dims()[0];
+  if (wp->scale.size() != 1 && !(static_cast<int64_t>(wp->scale.size()) == M && (wp->axis == 0 || wp->axis == -4)))
+    return std::nullopt;
+  q->wdims = w->dims();
+  q->M = M;
+  q->group = ir::ConvAttrs(*conv).group();
+  if (q->group < 1 || M % q->group != 0) return std::nullopt;
+  q->cg = w->dims()[1];
+  q->kk = w->dims()[2] * w->dims()[3];
+  q->depthwise = q->cg == 1 && M == q->group;
+  if (xp->scale.size() != 1) {
+    const bool axis1 = xp->axis == 1 || xp->axis == -3;
+    if (!q->depthwise || !axis1 || static_cast<int64_t>(xp->scale.size()) != M) return std::nullopt;
+  }
+  q->xs = xp->scale;
+  q->xz = xp->zp;
+  q->ws = widen(wp->scale, M);
+  // b: absent, a constant f32, or DequantizeLinear of a constant s32.
+  if (conv->inputs.size() > 2 && conv->inputs[2]) {
+    const ir::Value* bv = conv->inputs[2];
+    if (const ir::Tensor* bf = constant_of(bv, DType::F32)) {
+      if (bf->numel() != M) return std::nullopt;
+      auto d = bf->data<float>();
+      q->bias.assign(d.begin(), d.end());
+    } else {
+      const ir::Node* bdq = dq_producer(bv);
+      const ir::Tensor* bi = bdq ? constant_of(bdq->inputs[0], DType::I32) : nullptr;
+      auto bp = bdq ? qparams(*bdq) : std::nullopt;
+      if (!bi || bi->numel() != M || !bp || (bp->scale.size() != 1 && static_cast<int64_t>(bp->scale.size()) != M))
+        return std::nullopt;
+      const auto bs = widen(bp->scale, M), bz = widen(bp->zp, M);
+      q->bias.resize(static_cast<size_t>(M));
+      for (int64_t c = 0; c < M; ++c) {
+        const size_t i = static_cast<size_t>(c);
+        q->bias[i] = (static_cast<float>(bi->data<int32_t>()[i]) - bz[i]) * bs[i];
+      }
+    }
+  }
+  // The activation and the output QuantizeLinear.
+  FusedKernel fk;
+  if (xdq == &n) fk.absorbed.push_back(conv);
+  const ir::Value* v = conv->outputs[0];
+  if (auto m = match_activation(v, DType::F32)) {
+    using A = ActivationMatch::Act;
+    using E = Epilogue::Act;
+    static const E kMap[] = {E::Relu, E::Clip, E::Sigmoid, E::SiLU, E::LeakyRelu, E::HardSigmoid, E::HardSwish};
+    static_assert(static_cast<int>(A::HardSwish) == 6);
+    q->ep.act = kMap[static_cast<int>(m->act)];
+    q->ep.alpha = m->alpha;
+    q->ep.beta = m->beta;
+    for (const ir::Node* a : m->nodes) fk.absorbed.push_back(a);
+    v = m->nodes.back()->outputs[0];
+  }
+  if (const ir::Node* qn = only_reader(v);
+      qn && qn->is("QuantizeLinear") && qn->domain.empty() && one_output(*qn) && qn->inputs[0] == v &&
+      qn->attr_int("output_dtype", 0) == 0) {
+    auto yp = qparams(*qn);
+    const bool per_c = yp && static_cast<int64_t>(yp->scale.size()) == M && (yp->axis == 1 || yp->axis == -3);
+    if (yp && (yp->scale.size() == 1 || per_c) && (yp->zp_dtype == DType::U8 || yp->zp_dtype == DType::I8)) {
+      q->quant_out = true;
+      q->out_dt = yp->zp_dtype;
+      q->ys = widen(yp->scale, M);
+      q->yz = widen(yp->zp, M);
+      fk.absorbed.push_back(qn);
+      v = qn->outputs[0];
+    }
+  }
+  fk.output = v;
+  q->attrs = WindowAttrs::parse(*conv);
+  if (q->attrs.kernel_shape.size() > 0 && q->attrs.kernel_shape.size() != 2) return std::nullopt;
+  // Weights: exact integers in f32 (depthwise) or packed s8 per group (general).
+  const int8_t* wd = w->data<int8_t>().data();
+  if (q->depthwise) {
+    q->wf.resize(static_cast<size_t>(M * q->kk));
+    for (size_t i = 0; i < q->wf.size(); ++i) q->wf[i] = static_cast<float>(wd[i]);
+  } else {
+    const int64_t Mg = M / q->group, K = q->cg * q->kk;
+    for (int64_t gi = 0; gi < q->group; ++gi) q->packed.push_back(pack_s8(wd + gi * Mg * K, Mg, K));
+    q->sc.resize(static_cast<size_t>(M));
+    for (int64_t c = 0; c < M; ++c) q->sc[static_cast<size_t>(c)] = q->xs[0] * q->ws[static_cast<size_t>(c)];
+  }
+  fk.kernel = make_kernel(std::move(q));
+  return fk;
+}
+
+}  // namespace mcc::backends::cpu
