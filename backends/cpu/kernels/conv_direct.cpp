@@ -1,6 +1,6 @@
 // Direct f32 conv (no im2col) for 1-D/2-D convs with horizontal stride 1, on AVX-512: part of
-// Conv (conv.cpp). The register tile is the conv GEMM's (6 output channels x 32 positions of one
-// output row, 12 accumulators), but each k = (ci, kh, kw) row of the tile reads the input row
+// Conv (conv.cpp). The register tile is like the conv GEMM's (6 or 8 output channels x 32
+// positions of one output row, 12 or 16 accumulators), but each k = (ci, kh, kw) row of the tile reads the input row
 // ih = oh*sh - pad_top + kh*dh straight from x at columns ow - pad_left + kw*dw, with masked
 // loads giving the padding zeros. The per-tile table of (offset, masks) for every k is built once
 // and shared by all output-channel tiles. Each output is summed over k in the same order, with the
@@ -71,7 +71,8 @@ __attribute__((noinline)) void tile(int64_t K, const float* W, int64_t ldw, cons
 
 using TileFn = void (*)(int64_t, const float*, int64_t, const float*, const Tap*, float*, int64_t,
                         __mmask16, __mmask16, const Finish&);
-constexpr TileFn kTiles[7] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>};
+constexpr TileFn kTiles[9] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>,
+                              tile<5>, tile<6>, tile<7>, tile<8>};
 
 // Lanes j in [lo, hi) of a 32-lane tile as two 16-lane masks.
 inline void lane_masks(int64_t lo, int64_t hi, __mmask16& m0, __mmask16& m1) {
@@ -99,6 +100,8 @@ bool conv_direct_f32(const WindowGeom& g, int64_t cg, const float* xg, int64_t p
   Finish f;
   f.act = ep && !ep->trivial() ? &act : nullptr;
   std::vector<Tap> taps(static_cast<size_t>(K));
+  // Rows per register tile: 8 (16 accumulators) when that splits M evenly, else 6.
+  const int64_t mstep = M % 8 == 0 ? 8 : 6;
   int64_t p = p0;
   const int64_t pend = p0 + cnt;
   while (p < pend) {
@@ -123,8 +126,8 @@ bool conv_direct_f32(const WindowGeom& g, int64_t cg, const float* xg, int64_t p
       __mmask16 s0, s1;
       lane_masks(0, n, s0, s1);
       float* yt = Y + (p - p0) + (ow0 - ow_a);
-      for (int64_t m = 0; m < M; m += 6) {
-        const int64_t mr = std::min<int64_t>(6, M - m);
+      for (int64_t m = 0; m < M; m += mstep) {
+        const int64_t mr = std::min<int64_t>(mstep, M - m);
         Finish fm = f;
         fm.bias = bias ? bias + m : nullptr;
         kTiles[mr](K, W + m * ldw, ldw, xg, taps.data(), yt + m * ldy, ldy, s0, s1, fm);

@@ -1,5 +1,6 @@
 // f32 GEMM for the conv output blocks: Y[M, N] = W[M, K] * X[K, N], all row-major, on AVX-512.
-// Register tiles of 6 output channels x 32 positions (12 accumulators); W values are broadcast
+// Register tiles of 8 (when that splits M evenly) or 6 output channels x 32 positions (16 or 12
+// accumulators); W values are broadcast
 // straight from the weight rows and X rows are read contiguously, so nothing is packed. Each
 // output is summed over k in order (deterministic, independent of threads and blocking).
 // The bias and the epilogue activation (conv_act_avx512.h) are applied in registers before the
@@ -92,6 +93,9 @@ bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw,
     if (fr.bias) fr.bias += r;
     return fr;
   };
+  // 8-row tiles (16 accumulators) when they split M evenly, else 6-row tiles and a remainder.
+  if (M % 8 == 0)
+    for (; m + 8 <= M; m += 8) rows<8>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m));
   for (; m + 6 <= M; m += 6) rows<6>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m));
   switch (M - m) {
     case 5: rows<5>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
