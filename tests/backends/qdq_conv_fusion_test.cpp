@@ -279,6 +279,38 @@ TEST_CASE("int8 gemm: u8 x s8 with s32 accumulation equals a plain loop, SIMD an
   }
 }
 
+TEST_CASE("int8 row codecs: quantize_row_u8/s8 divide by the scale exactly as the scalar loop, ties included") {
+  // Values on and next to the half-integer grid of several scales, where x * (1 / scale) and
+  // x / scale can round differently.
+  std::vector<float> xs;
+  for (float scale : {0.1f, 0.3f, 0.0073f, 3.7f}) {
+    for (int k = -300; k <= 300; ++k) {
+      const float t = static_cast<float>(k) * 0.5f * scale;
+      xs.push_back(t);
+      xs.push_back(std::nextafter(t, 1e9f));
+      xs.push_back(std::nextafter(t, -1e9f));
+    }
+    for (bool simd : {true, false}) {
+      backends::cpu::set_int8_simd_enabled(simd);
+      std::vector<uint8_t> u(xs.size());
+      std::vector<int8_t> sv(xs.size());
+      backends::cpu::quantize_row_u8(xs.data(), static_cast<int64_t>(xs.size()), scale, 128.f, u.data());
+      backends::cpu::quantize_row_s8(xs.data(), static_cast<int64_t>(xs.size()), scale, 0.f, sv.data());
+      backends::cpu::set_int8_simd_enabled(true);
+      int bad = 0;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        const float v = xs[i] / scale;
+        bad += u[i] != static_cast<uint8_t>(std::min(255.f, std::max(0.f, std::nearbyint(v) + 128.f)));
+        bad += sv[i] != static_cast<int8_t>(std::min(127.f, std::max(-128.f, std::nearbyint(v))));
+      }
+      CAPTURE(scale);
+      CAPTURE(simd);
+      CHECK(bad == 0);
+    }
+    xs.clear();
+  }
+}
+
 TEST_CASE("qdq conv fusion: fused groups agree with ONNX Runtime on the same QDQ model") {
   REQUIRE_MESSAGE(test::have_onnxruntime(), test::kOrtMissing);
   for (const QCase& c : {QCase{"3x3 stride 2 pad 1", 6, 17, 3, 1, 2, 1, "silu"},

@@ -173,9 +173,22 @@ void quantize_scalar(const float* x, int64_t n, float scale, float zp, float lo,
 
 #ifdef MCC_INT8_AVX512
 // 16 lanes of round(x / scale) + zp clamped to [lo, hi] as s32 (NaN -> 0).
+// Rcp: s holds 1 / scale and x * s is used as is. Otherwise s holds (scale, 1 / scale) as
+// (s, inv): x * inv is within 2^-22 (relative) of x / scale, so it rounds the same way except
+// near a half-integer; those lanes (rare) take the division.
 template <bool Rcp>
-inline __m512i quantize16(__m512 x, __m512 s, __m512 z, __m512 lo, __m512 hi) {
-  const __m512 v = Rcp ? _mm512_mul_ps(x, s) : _mm512_div_ps(x, s);
+inline __m512i quantize16(__m512 x, __m512 s, __m512 z, __m512 lo, __m512 hi, __m512 inv = _mm512_setzero_ps()) {
+  __m512 v;
+  if (Rcp) {
+    v = _mm512_mul_ps(x, s);
+  } else {
+    v = _mm512_mul_ps(x, inv);
+    const __m512 f = _mm512_sub_ps(v, _mm512_roundscale_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+    const __m512 d = _mm512_abs_ps(_mm512_sub_ps(f, _mm512_set1_ps(0.5f)));
+    const __m512 tol = _mm512_fmadd_ps(_mm512_abs_ps(v), _mm512_set1_ps(0x1p-20f), _mm512_set1_ps(0x1p-30f));
+    const __mmask16 near = _mm512_cmp_ps_mask(d, tol, _CMP_LE_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    if (near) v = _mm512_mask_div_ps(v, near, x, s);
+  }
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   __m512 r = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), z);
   r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
@@ -195,9 +208,9 @@ void quantize_row_u8(const float* x, int64_t n, float scale, float zp, uint8_t* 
       for (; i + 16 <= n; i += 16)
         _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtusepi32_epi8(quantize16<true>(_mm512_loadu_ps(x + i), s, z, lo, hi)));
     } else {
-      const __m512 s = _mm512_set1_ps(scale);
+      const __m512 s = _mm512_set1_ps(scale), inv = _mm512_set1_ps(1.f / scale);
       for (; i + 16 <= n; i += 16)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtusepi32_epi8(quantize16<false>(_mm512_loadu_ps(x + i), s, z, lo, hi)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtusepi32_epi8(quantize16<false>(_mm512_loadu_ps(x + i), s, z, lo, hi, inv)));
     }
   }
 #endif
@@ -214,9 +227,9 @@ void quantize_row_s8(const float* x, int64_t n, float scale, float zp, int8_t* y
       for (; i + 16 <= n; i += 16)
         _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtsepi32_epi8(quantize16<true>(_mm512_loadu_ps(x + i), s, z, lo, hi)));
     } else {
-      const __m512 s = _mm512_set1_ps(scale);
+      const __m512 s = _mm512_set1_ps(scale), inv = _mm512_set1_ps(1.f / scale);
       for (; i + 16 <= n; i += 16)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtsepi32_epi8(quantize16<false>(_mm512_loadu_ps(x + i), s, z, lo, hi)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtsepi32_epi8(quantize16<false>(_mm512_loadu_ps(x + i), s, z, lo, hi, inv)));
     }
   }
 #endif
