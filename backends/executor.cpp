@@ -72,6 +72,10 @@ const RValue* Scope::find(const ir::Value* v) const {
   for (const Scope* s = this; s; s = s->parent) {
     auto it = s->values.find(v);
     if (it != s->values.end()) return &it->second;
+    if (s->initializers && v->initializer) {
+      auto ii = s->initializers->find(v);
+      if (ii != s->initializers->end()) return &ii->second;
+    }
   }
   return nullptr;
 }
@@ -184,6 +188,7 @@ void Executor::prepare(const ir::Graph& g) {
   for (const ir::Value* v : order)
     if (!keep.count(v)) plan.release_after[last_use.at(v)].push_back(v);
   plan_fusion(g, plan);
+  for (const ir::Value* v : g.initializers) plan.initializers.emplace(v, RValue::of(*v->initializer));
   plans_.emplace(&g, std::move(plan));
 }
 
@@ -275,9 +280,9 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
   if (inputs.size() != g.inputs.size())
     throw ModelError("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
                      std::to_string(inputs.size()));
+  scope.initializers = &plan.initializers;
+  scope.values.reserve(inputs.size() + g.nodes().size());
   for (size_t i = 0; i < inputs.size(); ++i) scope.values[g.inputs[i]] = std::move(inputs[i]);
-  for (const ir::Value* v : g.initializers)
-    if (!scope.values.count(v)) scope.values[v] = RValue::of(*v->initializer);
 
   const auto& nodes = g.nodes();
   const bool fuse = !observer_ && !opts_.keep_all_values;

@@ -36,6 +36,9 @@ struct Scope {
   std::unordered_map<const ir::Value*, RValue> values;
   /// Copies of values on the other device (host <-> the requested backend's device).
   std::unordered_map<const ir::Value*, RValue> copies;
+  /// The graph's initializers, built once per plan (looked up after `values`, so a feed that
+  /// overrides an initializer wins).
+  const std::unordered_map<const ir::Value*, RValue>* initializers = nullptr;
   const RValue* find(const ir::Value* v) const;
 };
 
@@ -101,6 +104,7 @@ class Executor {
     std::vector<const Kernel*> fused;
     std::vector<const ir::Value*> fused_out;
     std::vector<char> skip;
+    std::unordered_map<const ir::Value*, RValue> initializers;
   };
   void plan_fusion(const ir::Graph& g, GraphPlan& plan);
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;
