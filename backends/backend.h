@@ -56,6 +56,9 @@ class KernelContext {
   /// Allocates output i on the node's device and returns it for writing: zero-filled host memory
   /// (possibly a reused buffer) for host backends, uninitialised device memory otherwise.
   ir::Tensor& alloc_output(size_t i, ir::DType dt, std::vector<int64_t> dims);
+  /// As alloc_output, for a kernel that writes every element of the output: a reused host
+  /// buffer is not cleared first (its contents are unspecified until the kernel writes them).
+  ir::Tensor& alloc_output_overwritten(size_t i, ir::DType dt, std::vector<int64_t> dims);
   /// Sets output i to an existing tensor (e.g. a reshaped view of an input; no copy).
   void set_output(size_t i, ir::Tensor t);
   void set_output_value(size_t i, RValue v);
@@ -77,6 +80,7 @@ class KernelContext {
   void* scope_ = nullptr;
 
  private:
+  ir::Tensor& alloc_output_impl(size_t i, ir::DType dt, std::vector<int64_t> dims, bool zero);
   const ir::Node& node_;
   std::vector<const RValue*> inputs_;
   std::vector<RValue> outputs_;

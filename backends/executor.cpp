@@ -35,9 +35,17 @@ bool KernelContext::wants_output(size_t i) const {
 }
 
 ir::Tensor& KernelContext::alloc_output(size_t i, ir::DType dt, std::vector<int64_t> dims) {
+  return alloc_output_impl(i, dt, std::move(dims), true);
+}
+
+ir::Tensor& KernelContext::alloc_output_overwritten(size_t i, ir::DType dt, std::vector<int64_t> dims) {
+  return alloc_output_impl(i, dt, std::move(dims), false);
+}
+
+ir::Tensor& KernelContext::alloc_output_impl(size_t i, ir::DType dt, std::vector<int64_t> dims, bool zero) {
   MCC_CHECK(i < outputs_.size(), node_.describe() + ": output index out of range");
   if (backend_.device().is_host()) {
-    outputs_[i] = RValue::of(exec_.allocate(dt, std::move(dims)));
+    outputs_[i] = RValue::of(exec_.allocate(dt, std::move(dims), zero));
   } else {
     MCC_CHECK(ir::info(dt).bits > 0, node_.describe() + ": device outputs must have a fixed-width type");
     const size_t bytes = (static_cast<size_t>(ir::checked_numel(dims)) * static_cast<size_t>(ir::info(dt).bits) + 7) / 8;
@@ -103,6 +111,7 @@ Executor::Executor(const ir::Model& model, ExecOptions opts)
   if (backend_ != &cpu_backend()) types_ = std::make_unique<ir::ElementTypes>(model_);
   // MCC_FUSE=0 turns kernel fusion off (A/B timing and accuracy checks).
   if (const char* f = std::getenv("MCC_FUSE"); f && std::string(f) == "0") opts_.fuse = false;
+  if (const char* f = std::getenv("MCC_POISON_OUTPUTS"); f && std::string(f) == "1") opts_.poison_overwritten = true;
   prepare(*model_.graph);
 }
 
@@ -111,7 +120,7 @@ constexpr size_t kPoolCapBytes = size_t{1} << 30;  // released buffers kept for 
 constexpr size_t kPoolMinBytes = 4096;             // smaller ones are cheap to allocate
 }  // namespace
 
-ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims) {
+ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims, bool zero) {
   const int bits = ir::info(dt).bits;
   if (bits == 0) return ir::Tensor::allocate(dt, std::move(dims));
   const size_t bytes = (static_cast<size_t>(ir::checked_numel(dims)) * static_cast<size_t>(bits) + 7) / 8;
@@ -125,8 +134,13 @@ ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims) {
       pool_bytes_ -= bytes;
     }
   }
-  if (!buf) return ir::Tensor::allocate(dt, std::move(dims));
-  std::memset(buf->mutable_data(), 0, bytes);
+  if (!buf) {
+    ir::Tensor t = ir::Tensor::allocate(dt, std::move(dims));
+    if (!zero && opts_.poison_overwritten) std::memset(t.mutable_raw(), 0xFF, bytes);
+    return t;
+  }
+  if (zero) std::memset(buf->mutable_data(), 0, bytes);
+  else if (opts_.poison_overwritten) std::memset(buf->mutable_data(), 0xFF, bytes);
   return ir::Tensor::from_buffer(dt, std::move(dims), std::move(buf));
 }
 

@@ -28,6 +28,10 @@ struct ExecOptions {
   /// following per-channel Add, BatchNormalization and activation). Never while an observer is
   /// set or keep_all_values is on, since the fused intermediates are not produced.
   bool fuse = true;
+  /// Fill the buffers of alloc_output_overwritten with 0xFF bytes instead of leaving them as
+  /// they are (NaN for floats), so a kernel that does not write every element shows in tests.
+  /// MCC_POISON_OUTPUTS=1 sets it.
+  bool poison_overwritten = false;
 };
 
 /// Values visible while a graph runs; subgraph scopes chain to their parent.
@@ -62,7 +66,9 @@ class Executor {
   struct NodeTime { const ir::Node* node; double seconds; int64_t calls; };
   const std::vector<NodeTime>& node_times() const { return node_times_; }
   /// A zero-filled tensor, reusing a released buffer of the same size when one is pooled.
-  ir::Tensor allocate(ir::DType dt, std::vector<int64_t> dims);
+  /// A host tensor for a kernel output: zero-filled, or with unspecified contents when `zero`
+  /// is false (the kernel writes every element; a reused buffer is then not cleared).
+  ir::Tensor allocate(ir::DType dt, std::vector<int64_t> dims, bool zero = true);
   /// The requested backend (nodes it does not support run on the cpu).
   const Backend& backend() const { return *backend_; }
   int threads() const;

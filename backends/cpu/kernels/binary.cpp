@@ -154,7 +154,7 @@ void same_type_op(KernelContext& ctx, const std::string& what, const LegacyBroad
                   int64_t cost = 1) {
   const Operands o = prepare(ctx, lb);
   require_same_dtype(ctx, o);
-  Tensor& y_t = ctx.alloc_output(0, o.a->dtype(), o.out);
+  Tensor& y_t = ctx.alloc_output_overwritten(0, o.a->dtype(), o.out);
   ir::dispatch<Ds...>(o.a->dtype(), what, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -238,7 +238,7 @@ void pow_typed(KernelContext& ctx, const Operands& o, Tensor& y_t) {
 KernelFactory pow_factory() {
   return simple_factory([](KernelContext& ctx, const std::string& what, const LegacyBroadcast& lb) {
     const Operands o = prepare(ctx, lb);
-    Tensor& y_t = ctx.alloc_output(0, o.a->dtype(), o.out);
+    Tensor& y_t = ctx.alloc_output_overwritten(0, o.a->dtype(), o.out);
     ir::dispatch<MCC_FLOAT_DTYPES, DType::I32, DType::I64>(o.a->dtype(), what + " (base)", [&](auto tb) {
       using T = typename decltype(tb)::type;
       ir::dispatch<MCC_NUMERIC_DTYPES>(o.b->dtype(), what + " (exponent)", [&](auto te) {
@@ -297,7 +297,7 @@ KernelFactory prelu_factory() {
         throw ModelError(ctx.node().describe() + ": slope must broadcast to X's shape (unidirectional)");
       o.plan = ew::make_plan(o.out, {&o.a->dims(), &o.b_dims});
       require_same_dtype(ctx, o);
-      Tensor& y_t = ctx.alloc_output(0, o.a->dtype(), o.out);
+      Tensor& y_t = ctx.alloc_output_overwritten(0, o.a->dtype(), o.out);
       ir::dispatch<MCC_FLOAT_DTYPES, DType::I32, DType::I64, DType::U32, DType::U64>(o.a->dtype(), what, [&](auto tag) {
         using T = typename decltype(tag)::type;
         using C = compute_t<T>;

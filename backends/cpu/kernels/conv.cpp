@@ -366,7 +366,7 @@ Kernel make_conv(const ir::Node& node) {
     if (has_b && ctx.in(2).numel() != p.m)
       throw ModelError(n.describe() + ": B must have " + std::to_string(p.m) + " values, got " +
                        std::to_string(ctx.in(2).numel()));
-    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), p.g.out_dims(p.n, p.m));
+    ir::Tensor& y = ctx.alloc_output_overwritten(0, x.dtype(), p.g.out_dims(p.n, p.m));
     ir::dispatch<ir::DType::F32, ir::DType::F64, ir::DType::F16, ir::DType::BF16>(
         x.dtype(), n.describe() + ": Conv", [&](auto tag) {
           using T = typename decltype(tag)::type;

@@ -224,7 +224,7 @@ std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
                        std::to_string(ctx.in(2).numel()));
     const float* wp = fw ? fw->data() : ctx.in(1).data<float>().data();
     const float* bp = fb ? fb->data() : has_b ? ctx.in(2).data<float>().data() : nullptr;
-    ir::Tensor& y = ctx.alloc_output(0, ir::DType::F32, p.g.out_dims(p.n, p.m));
+    ir::Tensor& y = ctx.alloc_output_overwritten(0, ir::DType::F32, p.g.out_dims(p.n, p.m));
     conv_run<float>(ctx, p, x.data<float>().data(), wp, bp, y.mutable_data<float>().data(), &ep);
   };
   return fk;

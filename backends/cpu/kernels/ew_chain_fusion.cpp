@@ -213,7 +213,7 @@ std::optional<FusedKernel> fuse_elementwise_chain(const ir::Node& n) {
       throw ModelError(what + ": fused elementwise chain expects f32, got " + ir::dtype_name(xt.dtype()));
     std::vector<int64_t> dims = xt.dims();
     if (dims.empty() && out_rank1) dims = {1};
-    ir::Tensor& yt = ctx.alloc_output(0, ir::DType::F32, std::move(dims));
+    ir::Tensor& yt = ctx.alloc_output_overwritten(0, ir::DType::F32, std::move(dims));
     const float* xp = xt.data<float>().data();
     float* yp = yt.mutable_data<float>().data();
     const size_t ns = steps.size();

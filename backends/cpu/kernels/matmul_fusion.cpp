@@ -114,7 +114,7 @@ std::optional<FusedKernel> fuse_matmul(const ir::Node& n) {
     std::vector<int64_t> od = a.dims();
     od.back() = N;
     const int64_t M = K ? a.numel() / K : 0;
-    ir::Tensor& y = ctx.alloc_output(0, ir::DType::F32, od);
+    ir::Tensor& y = ctx.alloc_output_overwritten(0, ir::DType::F32, od);
     float* yp = y.mutable_data<float>().data();
     const float* ap = a.data<float>().data();
     if (M == 0 || N == 0) return;

@@ -469,7 +469,7 @@ Kernel make_kernel(std::shared_ptr<const QConv> q) {
       x = xt.data<uint8_t>().data();
     }
     const ConvProblem p = conv_problem(nd, q->attrs, q->group, xt.dims(), q->wdims);
-    ir::Tensor& y = ctx.alloc_output(0, q->quant_out ? q->out_dt : DType::F32, p.g.out_dims(p.n, p.m));
+    ir::Tensor& y = ctx.alloc_output_overwritten(0, q->quant_out ? q->out_dt : DType::F32, p.g.out_dims(p.n, p.m));
     std::byte* out = y.mutable_raw();
     if (q->depthwise) run_depthwise(ctx, *q, p, x, out);
     else run_general(ctx, *q, p, x, out);

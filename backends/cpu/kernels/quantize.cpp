@@ -332,7 +332,8 @@ Kernel make_quantize(const ir::Node& node) {
     const ScaleLayout L = scale_layout(n, x.dims(), s, axis, block);
     const auto scale = read_float_tensor(n, s, "y_scale");
     const auto zp = read_zero_point(n, ctx, 2, c, s.numel());
-    ir::Tensor& y = ctx.alloc_output(0, qt, x.dims());
+    // Sub-byte codes are OR-ed into their bytes: those outputs start from zeros.
+    ir::Tensor& y = ir::info(qt).bits < 8 ? ctx.alloc_output(0, qt, x.dims()) : ctx.alloc_output_overwritten(0, qt, x.dims());
     std::byte* yp = y.mutable_raw();
     ir::dispatch<DType::F32, DType::F16, DType::BF16, DType::I32>(x.dtype(), n.describe() + ": QuantizeLinear x", [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -401,7 +402,7 @@ Kernel make_dequantize(const ir::Node& node) {
     const auto scale = read_float_tensor(n, s, "x_scale");
     const auto zp = read_zero_point(n, ctx, 2, c, s.numel());
     const DType yt = out_attr ? static_cast<DType>(out_attr) : s.dtype();
-    ir::Tensor& y = ctx.alloc_output(0, yt, x.dims());
+    ir::Tensor& y = ctx.alloc_output_overwritten(0, yt, x.dims());
     const std::byte* xp = x.raw();
     const DType xt = x.dtype();
     if (yt == DType::F32 && L.block == 0 && (xt == DType::U8 || xt == DType::I8 || xt == DType::I32)) {

@@ -406,7 +406,7 @@ void run_resize(KernelContext& ctx, const ResizeAttrs& a) {
     }
   }
 
-  ir::Tensor& y = ctx.alloc_output(0, x.dtype(), out_dims);
+  ir::Tensor& y = ctx.alloc_output_overwritten(0, x.dtype(), out_dims);
   if (y.numel() == 0) return;
   if (x.numel() == 0) throw ModelError(n.describe() + ": cannot resize an empty input to a non-empty output");
 

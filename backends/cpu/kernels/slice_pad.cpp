@@ -66,7 +66,7 @@ Kernel make_slice(const ir::Node& n) {
       os[static_cast<size_t>(ax)] = len > 1 ? step * strides[static_cast<size_t>(ax)] : 0;
       if (len > 0) off += s * strides[static_cast<size_t>(ax)];
     }
-    Tensor& y = ctx.alloc_output(0, x.dtype(), od);
+    Tensor& y = ctx.alloc_output_overwritten(0, x.dtype(), od);
     strided_copy(ctx, x, off, od, os, y);
   };
 }

@@ -106,7 +106,7 @@ KernelFactory softmax_factory(Kind kind) {
       const ir::Node& node = ctx.node();
       const ir::Tensor& x = ctx.in(0);
       const RowLayout l = row_layout(node, x.dims(), axis, legacy);
-      ir::Tensor& y = ctx.alloc_output(0, x.dtype(), x.dims());
+      ir::Tensor& y = ctx.alloc_output_overwritten(0, x.dtype(), x.dims());
       if (x.numel() == 0) return;
       const std::string what = node.describe() + ": " + node.op_type;
       if (kind == Kind::Hardmax) {

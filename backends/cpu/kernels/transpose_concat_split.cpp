@@ -52,7 +52,7 @@ void permute_into(KernelContext& ctx, const Tensor& x, const std::vector<int64_t
     od[i] = dims[static_cast<size_t>(perm[i])];
     os[i] = strides[static_cast<size_t>(perm[i])];
   }
-  Tensor& y = ctx.alloc_output(0, x.dtype(), std::move(out_shape));
+  Tensor& y = ctx.alloc_output_overwritten(0, x.dtype(), std::move(out_shape));
   // Batched 2-D transpose of 4-byte elements (e.g. [N, C, HW] -> [N, HW, C]): merged output
   // dims [B, C, R] reading source strides [R*C, 1, C].
   if (x.dtype() != DType::String && elem_bytes(x.dtype()) == 4 && y.numel() > 0) {
@@ -125,7 +125,7 @@ Kernel make_concat(const ir::Node& n) {
     for (int64_t d = 0; d < axis; ++d) outer *= out[static_cast<size_t>(d)];
     for (int64_t d = axis + 1; d < r; ++d) inner *= out[static_cast<size_t>(d)];
     const int64_t row = out[static_cast<size_t>(axis)] * inner;
-    Tensor& y = ctx.alloc_output(0, first.dtype(), out);
+    Tensor& y = ctx.alloc_output_overwritten(0, first.dtype(), out);
     if (y.numel() == 0) return;
     ctx.parallel_for(outer, row, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {

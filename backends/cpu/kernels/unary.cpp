@@ -61,7 +61,7 @@ constexpr int64_t kBlock = 1024;  // f16/bf16 are widened to f32 in blocks of th
 template <class Op>
 void unary_float(KernelContext& ctx, const std::string& what, const Op& op, int64_t cost) {
   const Tensor& x_t = ctx.in(0);
-  Tensor& y_t = ctx.alloc_output(0, x_t.dtype(), x_t.dims());
+  Tensor& y_t = ctx.alloc_output_overwritten(0, x_t.dtype(), x_t.dims());
   ir::dispatch<MCC_FLOAT_DTYPES>(x_t.dtype(), what, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = x_t.data<T>().data();
