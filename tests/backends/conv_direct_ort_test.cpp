@@ -2,7 +2,7 @@
 // (odd widths, asymmetric pads, vertical strides, dilations, groups, 1-D), the depthwise path
 // with the activation in registers (3x3/5x5, stride 1/2, odd widths), every fused epilogue
 // activation (Relu, Clip after BatchNormalization, Sigmoid, SiLU, LeakyRelu, HardSigmoid,
-// HardSwish), the tiled batched 2-D Transpose and f32 MaxPool rows. All cases are one model (one input and one
+// HardSwish), im2col rows of narrow same-width maps copied as one run, the tiled batched 2-D Transpose and f32 MaxPool rows. All cases are one model (one input and one
 // output per case) so ONNX Runtime runs once; mcc runs it with 1 and 2 threads, and two 1-thread
 // runs must give byte-identical outputs.
 #include <doctest/doctest.h>
@@ -141,6 +141,15 @@ TEST_CASE("Conv: direct, depthwise and fused-activation f32 paths, the tiled Tra
       {{1, 4, 23, 50}, 4, 4, {5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, "SiLU"},
       {{1, 5, 13, 19}, 5, 5, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "Sigmoid"},
       {{1, 6, 12, 37}, 6, 6, {3, 3}, {1, 1}, {1, 0, 1, 2}, {1, 1}, "HardSwish"},
+      // Narrow "same"-width maps (im2col rows copied as one shifted run): 1x3 with horizontal
+      // padding, 3x1 without, 5x5 pad 2 on a batch of 2, dilation 2, asymmetric horizontal pads,
+      // groups.
+      {{1, 24, 9, 7}, 10, 1, {1, 3}, {1, 1}, {0, 1, 0, 1}, {1, 1}, ""},
+      {{1, 8, 10, 5}, 12, 1, {3, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "Relu"},
+      {{2, 3, 14, 14}, 16, 1, {5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}, ""},
+      {{1, 4, 9, 11}, 6, 1, {3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, "SiLU"},
+      {{1, 5, 6, 9}, 7, 1, {3, 3}, {1, 1}, {1, 0, 1, 2}, {1, 1}, ""},
+      {{1, 6, 7, 10}, 4, 2, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "HardSwish"},
   };
   const std::vector<TransposeCase> transposes = {
       {{1, 85, 349}, {0, 2, 1}}, {{37, 300}, {1, 0}}, {{2, 5, 7, 9}, {0, 2, 3, 1}},

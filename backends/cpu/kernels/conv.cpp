@@ -68,6 +68,37 @@ void im2col_block(const WindowGeom& g, int64_t cg, const T* x, int64_t p0, int64
   const int64_t OH = g.out[1], OW = g.out[2], H = g.in[1], W = g.in[2], D = g.in[0];
   const int64_t plane = g.in_size();
   int64_t row = 0;
+  // Unit strides, one depth slice and output rows as wide as input rows ("same" width): every
+  // (ci, kh, kw) row of the block is the input plane shifted by a constant, so it is copied in
+  // one run; positions whose input row or column falls outside the plane are then zeroed. Same
+  // values as the general loop below, without its per-output-row bookkeeping on narrow maps.
+  if (D == 1 && g.k[0] == 1 && g.out[0] == 1 && g.stride[1] == 1 && g.stride[2] == 1 && OW == W) {
+    const int64_t HW = H * W;
+    for (int64_t ci = 0; ci < cg; ++ci) {
+      const T* xc = x + ci * plane;
+      for (int64_t kh = 0; kh < g.k[1]; ++kh)
+        for (int64_t kw = 0; kw < g.k[2]; ++kw, ++row) {
+          T* dst = col + row * nb;
+          const int64_t off = kw * g.dil[2] - g.pad_b[2];
+          const int64_t shift = (kh * g.dil[1] - g.pad_b[1]) * W + off;
+          // idx = p0 + j + shift must lie in [0, HW).
+          const int64_t jlo = std::clamp<int64_t>(-shift - p0, 0, nb);
+          const int64_t jhi = std::clamp<int64_t>(HW - shift - p0, jlo, nb);
+          std::fill(dst, dst + jlo, T(0));
+          std::copy(xc + p0 + jlo + shift, xc + p0 + jhi + shift, dst + jlo);
+          std::fill(dst + jhi, dst + nb, T(0));
+          if (off != 0) {
+            // Columns ow with ow + off outside [0, W) read padding.
+            const int64_t bad_lo = off < 0 ? 0 : std::max<int64_t>(0, W - off);
+            const int64_t bad_hi = off < 0 ? std::min<int64_t>(W, -off) : W;
+            for (int64_t rs = p0 - p0 % OW; rs < p0 + nb; rs += OW)
+              for (int64_t ow = bad_lo; ow < bad_hi; ++ow)
+                if (rs + ow >= p0 && rs + ow < p0 + nb) dst[rs + ow - p0] = T(0);
+          }
+        }
+    }
+    return;
+  }
   for (int64_t ci = 0; ci < cg; ++ci) {
     const T* xc = x + ci * plane;
     for (int64_t kd = 0; kd < g.k[0]; ++kd)
