@@ -35,6 +35,11 @@ inline __m512 recip_ps(__m512 y) {
   return _mm512_mul_ps(r, _mm512_fnmadd_ps(y, r, _mm512_set1_ps(2.f)));
 }
 
+/// 1 / (1 + exp(-x)) for 16 floats (exp_ps and recip_ps).
+inline __m512 sigmoid_ps(__m512 x) {
+  return recip_ps(_mm512_add_ps(_mm512_set1_ps(1.f), exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
 /// Epilogue constants broadcast once per block.
 struct ActVec {
   Epilogue::Act act = Epilogue::Act::None;
@@ -58,9 +63,9 @@ inline __m512 act_ps(__m512 v, const ActVec& a) {
       v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, a.hi, _CMP_GT_OQ), v, a.hi);
       return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, a.lo, _CMP_LT_OQ), v, a.lo);
     case A::Sigmoid:
-      return recip_ps(_mm512_add_ps(one, exp_ps(_mm512_sub_ps(zero, v))));
+      return sigmoid_ps(v);
     case A::SiLU:
-      return _mm512_mul_ps(v, recip_ps(_mm512_add_ps(one, exp_ps(_mm512_sub_ps(zero, v)))));
+      return _mm512_mul_ps(v, sigmoid_ps(v));
     case A::LeakyRelu:
       return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, a.lo);
     case A::HardSigmoid:
@@ -94,6 +99,32 @@ inline void act_ps_n(__m512 (&v)[N], const ActVec& a) {
     MCC_ACT_CASE(A::HardSigmoid)
     MCC_ACT_CASE(A::HardSwish)
 #undef MCC_ACT_CASE
+  }
+}
+
+/// What finishes a register tile in the conv kernels: + bias[row], then the activation.
+struct TileFinish {
+  const float* bias = nullptr;
+  const ActVec* act = nullptr;
+};
+
+/// Finishes an MR x 32 tile of accumulators (a0: columns 0-15, a1: 16-31 of each row) and stores
+/// row i at Y + i * ldy under the lane masks m0 / m1.
+template <int MR>
+inline void finish_tile(const __m512* a0, const __m512* a1, const TileFinish& f, float* Y, int64_t ldy,
+                        __mmask16 m0, __mmask16 m1) {
+  __m512 v[2 * MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m512 b = f.bias ? _mm512_set1_ps(f.bias[i]) : _mm512_setzero_ps();
+    v[2 * i] = f.bias ? _mm512_add_ps(a0[i], b) : a0[i];
+    v[2 * i + 1] = f.bias ? _mm512_add_ps(a1[i], b) : a1[i];
+  }
+  if (f.act) act_ps_n(v, *f.act);
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    _mm512_mask_storeu_ps(Y + i * ldy, m0, v[2 * i]);
+    _mm512_mask_storeu_ps(Y + i * ldy + 16, m1, v[2 * i + 1]);
   }
 }
 

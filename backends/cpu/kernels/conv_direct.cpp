@@ -27,10 +27,7 @@ struct Tap {
   __mmask16 m0, m1;  // lanes read inside the input (others load 0)
 };
 
-struct Finish {
-  const float* bias = nullptr;
-  const avx512::ActVec* act = nullptr;
-};
+using Finish = avx512::TileFinish;
 
 template <int MR>
 __attribute__((noinline)) void tile(int64_t K, const float* W, int64_t ldw, const float* X,
@@ -54,19 +51,7 @@ __attribute__((noinline)) void tile(int64_t K, const float* W, int64_t ldw, cons
       a1[i] = _mm512_fmadd_ps(w, x1, a1[i]);
     }
   }
-  __m512 v[2 * MR];
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    const __m512 b = f.bias ? _mm512_set1_ps(f.bias[i]) : _mm512_setzero_ps();
-    v[2 * i] = f.bias ? _mm512_add_ps(a0[i], b) : a0[i];
-    v[2 * i + 1] = f.bias ? _mm512_add_ps(a1[i], b) : a1[i];
-  }
-  if (f.act) avx512::act_ps_n(v, *f.act);
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    _mm512_mask_storeu_ps(Y + i * ldy, s0, v[2 * i]);
-    _mm512_mask_storeu_ps(Y + i * ldy + 16, s1, v[2 * i + 1]);
-  }
+  avx512::finish_tile<MR>(a0, a1, f, Y, ldy, s0, s1);
 }
 
 using TileFn = void (*)(int64_t, const float*, int64_t, const float*, const Tap*, float*, int64_t,

@@ -20,10 +20,7 @@ namespace mcc::backends::cpu {
 namespace {
 
 // Output finish in registers: + bias[row], then the activation.
-struct Finish {
-  const float* bias = nullptr;
-  const avx512::ActVec* act = nullptr;
-};
+using Finish = avx512::TileFinish;
 
 
 // Kept out of line: inlined into the row loop, GCC spills the accumulators.
@@ -47,19 +44,7 @@ __attribute__((noinline)) void tile(int64_t K, const float* W, int64_t ldw, cons
       a1[i] = _mm512_fmadd_ps(w, x1, a1[i]);
     }
   }
-  __m512 v[2 * MR];
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    const __m512 b = f.bias ? _mm512_set1_ps(f.bias[i]) : _mm512_setzero_ps();
-    v[2 * i] = f.bias ? _mm512_add_ps(a0[i], b) : a0[i];
-    v[2 * i + 1] = f.bias ? _mm512_add_ps(a1[i], b) : a1[i];
-  }
-  if (f.act) avx512::act_ps_n(v, *f.act);
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    _mm512_mask_storeu_ps(Y + i * ldy, m0, v[2 * i]);
-    _mm512_mask_storeu_ps(Y + i * ldy + 16, m1, v[2 * i + 1]);
-  }
+  avx512::finish_tile<MR>(a0, a1, f, Y, ldy, m0, m1);
 }
 
 template <int MR>

@@ -14,6 +14,8 @@
 
 #ifdef __AVX512F__
 #include <immintrin.h>
+
+#include "backends/cpu/kernels/conv_act_avx512.h"
 #endif
 
 #include "backends/cpu/kernels/conv_fusion.h"
@@ -101,31 +103,6 @@ void finish_row(const QConv& q, int64_t oc, float* tmp, int64_t nc, std::byte* o
 }
 
 #ifdef __AVX512F__
-// expf on 16 lanes (Cephes polynomial, about 1 ulp), inputs clamped to the finite range.
-inline __m512 exp16(__m512 x) {
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-88.3762626647949f)), _mm512_set1_ps(88.3762626647949f));
-  const __m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 y = _mm512_set1_ps(1.9875691500E-4f);
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507E-3f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073E-3f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894E-2f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459E-1f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201E-1f));
-  y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  return _mm512_scalef_ps(y, fx);
-}
-
-// 1 / (1 + exp(-x)) with the reciprocal from rcp14 and one Newton step (about 1 ulp).
-inline __m512 sigmoid16(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.f);
-  const __m512 d = _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x)));
-  const __m512 r = _mm512_rcp14_ps(d);
-  return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
-}
-
 // The activation of the epilogue on 16 lanes, in the f32 operations apply_epilogue uses.
 template <Epilogue::Act Act>
 inline __m512 act16(__m512 v, const Epilogue& e) {
@@ -139,8 +116,8 @@ inline __m512 act16(__m512 v, const Epilogue& e) {
       v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v, lo);
       return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), v, hi);
     }
-    case A::Sigmoid: return sigmoid16(v);
-    case A::SiLU: return _mm512_mul_ps(v, sigmoid16(v));
+    case A::Sigmoid: return avx512::sigmoid_ps(v);
+    case A::SiLU: return _mm512_mul_ps(v, avx512::sigmoid_ps(v));
     case A::LeakyRelu:
       return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_mul_ps(v, _mm512_set1_ps(e.alpha)));
     case A::HardSigmoid:
