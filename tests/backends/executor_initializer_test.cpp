@@ -4,38 +4,31 @@
 #include <doctest/doctest.h>
 
 #include "backends/executor.h"
-#include "support/op_test.h"
+#include "support/graph_builder.h"
 
 using namespace mcc;
 using namespace mcc::test;
 
 TEST_CASE("Executor: initializer inputs default, feeds override them, later runs see the default") {
-  auto m = std::make_unique<ir::Model>();
-  m->ir_version = 8;
-  m->opset_imports = {{"", 13}};
-  m->graph = std::make_unique<ir::Graph>();
+  ir::Model model = empty_model(13);
+  ir::Model* m = &model;
   ir::Graph& g = *m->graph;
-  ir::Value& x = g.add_value("x");
-  x.dtype = ir::DType::F32;
-  x.is_graph_input = true;
-  g.inputs.push_back(&x);
-  ir::Value& w = g.add_initializer("w", tensor<float>({2}, {10.f, 20.f}));
+  ir::Value& x = add_input(g, "x", {2});
+  ir::Value& w = g.add_initializer("w", ir::Tensor::from_vector<float>({2}, {10.f, 20.f}));
   w.is_graph_input = true;
   g.inputs.push_back(&w);
-  ir::Value& k = g.add_initializer("k", tensor<float>({2}, {1.f, 2.f}));  // initializer only
-  ir::Node& a = g.add_node("Add", "", "a", {&x, &w}, {"s"});
-  a.since_version = 13;
-  ir::Node& b = g.add_node("Mul", "", "b", {a.outputs[0], &k}, {"y"});
-  b.since_version = 13;
-  g.outputs.push_back(b.outputs[0]);
+  ir::Value& k = g.add_initializer("k", ir::Tensor::from_vector<float>({2}, {1.f, 2.f}));  // initializer only
+  ir::Node& a = add_node(g, "Add", "a", {&x, &w}, {"s"}, 13);
+  ir::Node& b = add_node(g, "Mul", "b", {a.outputs[0], &k}, {"y"}, 13);
+  mark_output(g, *b.outputs[0]);
 
   backends::Executor ex(*m, {});
-  const auto xv = backends::RValue::of(tensor<float>({2}, {1.f, 1.f}));
+  const auto xv = backends::RValue::of(ir::Tensor::from_vector<float>({2}, {1.f, 1.f}));
   const ir::Tensor t1 = ex.run({{"x", xv}}).at(0).tensor;
   auto y = t1.data<float>();
   CHECK(y[0] == 11.f);
   CHECK(y[1] == 42.f);
-  const ir::Tensor t2 = ex.run({{"x", xv}, {"w", backends::RValue::of(tensor<float>({2}, {0.f, 0.f}))}}).at(0).tensor;
+  const ir::Tensor t2 = ex.run({{"x", xv}, {"w", backends::RValue::of(ir::Tensor::from_vector<float>({2}, {0.f, 0.f}))}}).at(0).tensor;
   auto y2 = t2.data<float>();
   CHECK(y2[0] == 1.f);
   CHECK(y2[1] == 2.f);

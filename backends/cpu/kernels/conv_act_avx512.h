@@ -1,8 +1,9 @@
 // Conv epilogue activations on AVX-512 registers (16 floats): the Epilogue of conv_fusion.h
-// applied to one vector, for the conv GEMM's register tiles (conv_gemm.cpp) and the f32
-// epilogue pass (conv_fusion.cpp). exp is Cephes' expf polynomial on n*ln2 range reduction
-// (about 1 ulp) scaled with vscalefps; Sigmoid is 1/(1+exp(-x)) (reciprocal by rcp14 + a Newton step), SiLU x*sigmoid(x); NaN stays
-// NaN. Only included by AVX-512 builds (guard the include with __AVX512F__).
+// applied to one vector, for the conv GEMM's and direct kernel's register tiles (with the k step
+// and the finish those tiles share) and the f32 epilogue pass (conv_fusion.cpp). exp is Cephes'
+// expf polynomial on n*ln2 range reduction (about 1 ulp) scaled with vscalefps; Sigmoid is
+// 1/(1+exp(-x)) (reciprocal by rcp14 + a Newton step), SiLU x*sigmoid(x); NaN stays NaN.
+// Only included by AVX-512 builds (guard the include with __AVX512F__).
 #pragma once
 #include <immintrin.h>
 
@@ -99,6 +100,18 @@ inline void act_ps_n(__m512 (&v)[N], const ActVec& a) {
     MCC_ACT_CASE(A::HardSigmoid)
     MCC_ACT_CASE(A::HardSwish)
 #undef MCC_ACT_CASE
+  }
+}
+
+/// One k step of an MR x 32 register tile: row i accumulates W[i * ldw + k] times the 32 inputs
+/// (x0: columns 0-15, x1: 16-31).
+template <int MR>
+inline void fma_tile_step(const float* W, int64_t ldw, int64_t k, __m512 x0, __m512 x1, __m512* a0, __m512* a1) {
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m512 w = _mm512_set1_ps(W[i * ldw + k]);
+    a0[i] = _mm512_fmadd_ps(w, x0, a0[i]);
+    a1[i] = _mm512_fmadd_ps(w, x1, a1[i]);
   }
 }
 

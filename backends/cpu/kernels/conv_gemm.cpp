@@ -37,12 +37,7 @@ __attribute__((noinline)) void tile(int64_t K, const float* W, int64_t ldw, cons
     const float* xr = X + k * ldx;
     const __m512 x0 = Full ? _mm512_loadu_ps(xr) : _mm512_maskz_loadu_ps(m0, xr);
     const __m512 x1 = Full ? _mm512_loadu_ps(xr + 16) : _mm512_maskz_loadu_ps(m1, xr + 16);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m512 w = _mm512_set1_ps(W[i * ldw + k]);
-      a0[i] = _mm512_fmadd_ps(w, x0, a0[i]);
-      a1[i] = _mm512_fmadd_ps(w, x1, a1[i]);
-    }
+    avx512::fma_tile_step<MR>(W, ldw, k, x0, x1, a0, a1);
   }
   avx512::finish_tile<MR>(a0, a1, f, Y, ldy, m0, m1);
 }
