@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -80,30 +81,61 @@ TEST_CASE("ThreadPool: nested and concurrent calls run inline and complete") {
   CHECK(t2.load() == 3 * 200 * 1000);
 }
 
+namespace {
+void busy_for(double us) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+// Whether two threads of this process really run at the same time: both spin for `ms` of wall
+// time and the process's CPU time is compared with it (about 2x with two free cores, about 1x
+// when the machine or its CPU quota leaves this process one core).
+bool two_threads_run_at_once(double ms) {
+  auto cpu_ms = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  };
+  const double cpu0 = cpu_ms();
+  const auto w0 = std::chrono::steady_clock::now();
+  std::thread other([ms] { busy_for(ms * 1000.0); });
+  busy_for(ms * 1000.0);
+  other.join();
+  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+  return (cpu_ms() - cpu0) > 1.3 * wall;
+}
+}  // namespace
+
 TEST_CASE("ThreadPool: back-to-back parallel sections reach the workers") {
   PoolGuard g(2);
   ThreadPool& p = ThreadPool::instance();
   const auto caller = std::this_thread::get_id();
-  auto busy = [](double us) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
-    while (std::chrono::steady_clock::now() < end) {
-    }
-  };
-  const int reps = 300;
+  // Short chunks measure the hand-off; longer ones leave a worker that was asleep (or briefly
+  // descheduled on a loaded machine) time to wake and claim the second chunk.
   int helped = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) {
-    std::atomic<bool> other{false};
-    p.parallel_for(2, 1 << 20, [&](int64_t, int64_t) {
-      if (std::this_thread::get_id() != caller) other = true;
-      busy(20.0);
-    });
-    helped += other.load() ? 1 : 0;
+  for (double chunk_us : {20.0, 200.0, 2000.0}) {
+    const int reps = chunk_us < 100 ? 300 : 50;
+    const auto t0 = std::chrono::steady_clock::now();
+    helped = 0;
+    for (int i = 0; i < reps; ++i) {
+      std::atomic<bool> other{false};
+      p.parallel_for(2, 1 << 20, [&](int64_t, int64_t) {
+        if (std::this_thread::get_id() != caller) other = true;
+        busy_for(chunk_us);
+      });
+      helped += other.load() ? 1 : 0;
+    }
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
+    MESSAGE("two " << chunk_us << " us chunks per section: " << us << " us per section, worker took part in "
+                   << helped << " of " << reps);
+    if (helped > 0) break;
   }
-  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
-  MESSAGE("two 20 us chunks per section: " << us << " us per section, worker took part in " << helped << " of " << reps);
-  // The worker spins between sections, so it picks up chunks (timing-dependent on a loaded
-  // machine, hence only "at least once").
+  if (helped == 0 && !two_threads_run_at_once(50.0)) {
+    WARN_MESSAGE(false, "NOT CHECKED: two threads of this process did not run at the same time for 50 ms "
+                        "(one core available), so whether the pool's worker takes chunks cannot be observed here");
+    return;
+  }
   CHECK(helped > 0);
 }
 
