@@ -17,7 +17,12 @@ mcc's own `mcc quantize` makes from YOLOX-nano (COCO photos through
 ../shared/tools/coco_to_yolox_samples.py) and MobileNetV2 (seeded random calibration), which both
 runtimes run as they are (--no-int8 leaves them out). A model that is missing is reported as skipped.
 
-usage: bench/cpu_vs_ort.py [--threads 1 2] [--rounds 4] [--runs 20] [--warmup 3] [--mcc build/mcc]
+Each round warms both runtimes up with the same number of runs, at least --warmup and enough for
+--warmup-ms of ORT's time: on a machine whose idle core sleeps, a few runs are not enough for the
+second thread to run at full speed (ORT's own 2-thread times in fresh processes after 3 runs were
+1.7x its warm times on the wake-word embedding model).
+
+usage: bench/cpu_vs_ort.py [--threads 1 2] [--rounds 4] [--runs 20] [--warmup 3] [--warmup-ms 300] [--mcc build/mcc]
        [--minilm /work/minilm/minilm_l6_v2.onnx] [--models-dir build/bench_models] [--no-int8]
        [--only NAME ...] [--json FILE] [MODEL.onnx ...]   (explicit models: seeded random inputs)
 """
@@ -165,7 +170,10 @@ def main():
     ap.add_argument("models", nargs="*", help="explicit .onnx files instead of the default set")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--runs", type=int, default=20, help="timed runs per runtime, split over the rounds")
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=3, help="least warm-up runs per round")
+    ap.add_argument("--warmup-ms", type=float, default=300.0,
+                    help="warm up at least this long per round (both runtimes get the same run count): "
+                         "an idle second core needs tens of ms of load before it runs at full speed")
     ap.add_argument("--rounds", type=int, default=4, help="alternate mcc and ORT this many times")
     ap.add_argument("--mcc", default=os.path.join(ROOT, "build", "mcc"))
     ap.add_argument("--minilm", default="/work/minilm/minilm_l6_v2.onnx",
@@ -188,8 +196,8 @@ def main():
         if a.only:
             cases = [c for c in cases if c[0] in a.only]
 
-        print("threads %s, %d rounds, %d timed runs (+%d warm-up per round) per runtime; medians in ms; "
-              "load(1m) %.2f" % (a.threads, a.rounds, a.runs, a.warmup, os.getloadavg()[0]))
+        print("threads %s, %d rounds, %d timed runs (+ at least %d warm-up runs and %.0f ms per round) per runtime; "
+              "medians in ms; load(1m) %.2f" % (a.threads, a.rounds, a.runs, a.warmup, a.warmup_ms, os.getloadavg()[0]))
         head = "%-24s" % "model" + "".join("%9s %9s %7s" % ("mcc_%dt" % t, "ort_%dt" % t, "ratio") for t in a.threads)
         head += " %8s %8s %8s" % ("mcc_2/1", "rss_mcc", "rss_ort")
         print(head)
@@ -209,10 +217,14 @@ def main():
             try:
                 for t in a.threads:
                     sess = ort_session(model, t)
+                    # Warm-up as a run count fixed from ORT's first runs, the same for both runtimes.
+                    estimate = float(np.median(ort_times(sess, feeds, 1, 3)))
+                    warmup = max(a.warmup, int(math.ceil(a.warmup_ms / max(estimate, 1e-3))))
+                    row.setdefault("warmup_runs", {})[str(t)] = warmup
                     mt, ot, rss = [], [], float("nan")
                     for _ in range(a.rounds):
-                        ot += ort_times(sess, feeds, a.warmup, per_round)
-                        r = mcc_bench(a.mcc, model, d, t, a.warmup, per_round)
+                        ot += ort_times(sess, feeds, warmup, per_round)
+                        r = mcc_bench(a.mcc, model, d, t, warmup, per_round)
                         mt += r["runs_ms"]
                         rss = r.get("peak_rss_mb", rss)
                     row["ms"][str(t)] = {"mcc": float(np.median(mt)), "ort": float(np.median(ot))}
