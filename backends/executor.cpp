@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <unordered_set>
 
 #include "backends/placement.h"
@@ -127,8 +128,11 @@ ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims, bool zero
   std::shared_ptr<ir::Buffer> buf;
   if (bytes >= kPoolMinBytes) {
     std::lock_guard<std::mutex> lock(pool_mutex_);
-    auto it = pool_.find(bytes);
-    if (it != pool_.end()) {
+    // The most recently released buffer of this size: the one most likely still in cache
+    // (the next kernel writes it right away).
+    const auto range = pool_.equal_range(bytes);
+    if (range.first != range.second) {
+      const auto it = std::prev(range.second);
       buf = std::move(it->second);
       pool_.erase(it);
       pool_bytes_ -= bytes;

@@ -47,7 +47,9 @@ TEST_CASE("Conv: depthwise 3x3/5x5 stride 1/2 fast path matches a direct loop (f
   const DwCase cases[] = {{1, 4, 1, 13, 40, 3, 1, 1, 1, 1, 1}, {2, 3, 1, 16, 33, 3, 2, 1, 1, 1, 1},
                           {1, 2, 2, 9, 17, 3, 2, 0, 0, 1, 1},  {1, 3, 1, 20, 21, 5, 1, 2, 2, 2, 2},
                           {1, 2, 1, 11, 35, 5, 2, 2, 1, 1, 2}, {1, 2, 1, 3, 3, 3, 1, 0, 0, 0, 0},
-                          {1, 2, 1, 2, 2, 3, 2, 1, 1, 1, 1},   {1, 5, 1, 7, 7, 3, 1, 0, 1, 2, 0}};
+                          {1, 2, 1, 2, 2, 3, 2, 1, 1, 1, 1},   {1, 5, 1, 7, 7, 3, 1, 0, 1, 2, 0},
+                          {1, 2, 1, 10, 70, 5, 1, 2, 2, 2, 2}, {1, 2, 1, 15, 64, 3, 2, 1, 1, 1, 1},
+                          {1, 3, 1, 6, 112, 3, 1, 1, 1, 1, 1}, {1, 2, 2, 14, 45, 5, 2, 2, 2, 2, 2}};
   unsigned seed = 900;
   for (const DwCase& c : cases) {
     CAPTURE(c.K);
@@ -82,6 +84,26 @@ TEST_CASE("Conv: depthwise 3x3/5x5 stride 1/2 fast path matches a direct loop (f
     }
     CHECK(md < 1e-5);
     CHECK(same);
+#if defined(__AVX512F__)
+    // The AVX-512 f32 kernel's contract: bias, then one fused multiply-add per tap in (kh, kw)
+    // order, padding taps reading zero. Bit for bit, whatever blocking it uses.
+    size_t exact = 0;
+    for (int64_t n = 0; n < c.N; ++n)
+      for (int64_t oc = 0; oc < M; ++oc)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            float v = b[static_cast<size_t>(oc)];
+            for (int64_t kh = 0; kh < c.K; ++kh)
+              for (int64_t kw = 0; kw < c.K; ++kw) {
+                const int64_t ih = oh * c.s - c.pt + kh, iw = ow * c.s - c.pl + kw;
+                const bool in = ih >= 0 && ih < c.H && iw >= 0 && iw < c.W;
+                const float xv = in ? x[static_cast<size_t>(((n * c.C + oc / c.mult) * c.H + ih) * c.W + iw)] : 0.0f;
+                v = std::fma(w[static_cast<size_t>((oc * c.K + kh) * c.K + kw)], xv, v);
+              }
+            exact += v == d1[static_cast<size_t>(((n * M + oc) * OH + oh) * OW + ow)] ? 1 : 0;
+          }
+    CHECK(exact == ref.size());
+#endif
 
     std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
     const Tensor yd = OpTest("Conv", 11)
