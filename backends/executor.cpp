@@ -118,7 +118,7 @@ Executor::Executor(const ir::Model& model, ExecOptions opts)
 
 namespace {
 constexpr size_t kPoolCapBytes = size_t{1} << 30;  // released buffers kept for reuse, at most
-constexpr size_t kPoolMinBytes = 4096;             // smaller ones are cheap to allocate
+constexpr size_t kPoolMinBytes = 64;  // smaller ones are not worth keeping
 }  // namespace
 
 ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims, bool zero) {
@@ -130,11 +130,10 @@ ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims, bool zero
     std::lock_guard<std::mutex> lock(pool_mutex_);
     // The most recently released buffer of this size: the one most likely still in cache
     // (the next kernel writes it right away).
-    const auto range = pool_.equal_range(bytes);
-    if (range.first != range.second) {
-      const auto it = std::prev(range.second);
-      buf = std::move(it->second);
-      pool_.erase(it);
+    const auto it = pool_.find(bytes);
+    if (it != pool_.end() && !it->second.empty()) {
+      buf = std::move(it->second.back());
+      it->second.pop_back();
       pool_bytes_ -= bytes;
     }
   }
@@ -158,7 +157,7 @@ void Executor::recycle(RValue& v) {
   std::lock_guard<std::mutex> lock(pool_mutex_);
   if (pool_bytes_ + buf->size() > kPoolCapBytes) return;
   pool_bytes_ += buf->size();
-  pool_.emplace(buf->size(), buf);
+  pool_[buf->size()].push_back(buf);  // the map node and vector stay: no allocation per release
 }
 
 int Executor::threads() const { return ThreadPool::instance().size(); }

@@ -121,9 +121,10 @@ class Executor {
   Observer observer_;
   std::vector<NodeTime> node_times_;
   std::unordered_map<const ir::Node*, size_t> node_time_index_;
-  /// Buffers of released intermediates, by byte size, reused by allocate() (capped in bytes).
+  /// Buffers of released intermediates, by byte size, reused by allocate() last-released first
+  /// (capped in bytes).
   void recycle(RValue& v);
-  std::multimap<size_t, std::shared_ptr<ir::Buffer>> pool_;
+  std::map<size_t, std::vector<std::shared_ptr<ir::Buffer>>> pool_;
   size_t pool_bytes_ = 0;
   std::mutex pool_mutex_;
 };
