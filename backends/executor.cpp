@@ -8,6 +8,7 @@
 #include <iterator>
 #include <unordered_set>
 
+#include "backends/duplicate_nodes.h"
 #include "backends/placement.h"
 #include "backends/thread_pool.h"
 
@@ -201,10 +202,25 @@ void Executor::prepare(const ir::Graph& g) {
     for (const ir::Value* v : sorted_caps) note(v, i);
     for (const ir::Value* o : n->outputs) note(o, i);  // an output nobody reads dies here
   }
+  plan_fusion(g, plan);
+  // Nodes that repeat an earlier one take its outputs, which then live until the repeat.
+  plan.alias_of.assign(nodes.size(), -1);
+  if (opts_.fuse) {
+    std::unordered_map<std::string, size_t> first;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (plan.skip[i] || plan.fused[i]) continue;  // outputs not (all) materialised as the node's
+      std::string key = duplicate_key(*nodes[i]);
+      if (key.empty()) continue;
+      auto [it, fresh] = first.emplace(std::move(key), i);
+      if (fresh) continue;
+      plan.alias_of[i] = static_cast<int64_t>(it->second);
+      for (const ir::Value* o : nodes[it->second]->outputs)
+        if (o) last_use[o] = std::max(last_use[o], i);
+    }
+  }
   const std::unordered_set<const ir::Value*> keep(g.outputs.begin(), g.outputs.end());
   for (const ir::Value* v : order)
     if (!keep.count(v)) plan.release_after[last_use.at(v)].push_back(v);
-  plan_fusion(g, plan);
   for (const ir::Value* v : g.initializers) plan.initializers.emplace(v, RValue::of(*v->initializer));
   plans_.emplace(&g, std::move(plan));
 }
@@ -316,6 +332,17 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
     const ir::Node* n = nodes[ni];
     if (fuse && plan.skip[ni]) {
+      release(ni);
+      continue;
+    }
+    if (fuse && plan.alias_of[ni] >= 0) {  // a repeat: the earlier node's values (shared buffers)
+      const ir::Node* src = nodes[static_cast<size_t>(plan.alias_of[ni])];
+      for (size_t k = 0; k < n->outputs.size(); ++k) {
+        if (!n->outputs[k]) continue;
+        const RValue* rv = scope.find(src->outputs[k]);
+        if (!rv) throw InternalError(n->describe() + ": the node it repeats left no output " + std::to_string(k));
+        scope.values[n->outputs[k]] = *rv;
+      }
       release(ni);
       continue;
     }

@@ -110,6 +110,8 @@ class Executor {
     std::vector<const Kernel*> fused;
     std::vector<const ir::Value*> fused_out;
     std::vector<char> skip;
+    // alias_of[i] >= 0: node i repeats node alias_of[i] (duplicate_nodes.h) and takes its outputs.
+    std::vector<int64_t> alias_of;
     std::unordered_map<const ir::Value*, RValue> initializers;
   };
   void plan_fusion(const ir::Graph& g, GraphPlan& plan);

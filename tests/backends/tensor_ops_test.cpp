@@ -266,6 +266,41 @@ TEST_CASE("tensor_ops: Slice with steps, negative steps, clamping and opset-1 at
                   ModelError);
 }
 
+TEST_CASE("tensor_ops: step-2 Slice of the last axis (the vector path) takes every second element") {
+  // Rows of 70 and 71: 16-wide blocks plus a tail; start 0 and 1; int32 shares the 4-byte path.
+  for (int64_t w : {int64_t{70}, int64_t{71}, int64_t{33}})
+    for (int64_t start : {int64_t{0}, int64_t{1}}) {
+      CAPTURE(w);
+      CAPTURE(start);
+      VF xs(static_cast<size_t>(3 * w));
+      for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i) * 0.5f - 7.f;
+      const Tensor y = OpTest("Slice", 13)
+                           .in(tensor<float>({3, w}, xs))
+                           .in(vec<int64_t>({start}))
+                           .in(vec<int64_t>({w}))
+                           .in(vec<int64_t>({1}))
+                           .in(vec<int64_t>({2}))
+                           .run1();
+      const int64_t n = (w - start + 1) / 2;
+      REQUIRE(y.dims() == std::vector<int64_t>{3, n});
+      VF want;
+      for (int64_t r = 0; r < 3; ++r)
+        for (int64_t j = 0; j < n; ++j) want.push_back(xs[static_cast<size_t>(r * w + start + 2 * j)]);
+      CHECK(vals<float>(y) == want);
+      std::vector<int32_t> xi(xs.size());
+      for (size_t i = 0; i < xi.size(); ++i) xi[i] = static_cast<int32_t>(i) - 100;
+      const Tensor yi = OpTest("Slice", 13)
+                            .in(tensor<int32_t>({3, w}, xi))
+                            .in(vec<int64_t>({start}))
+                            .in(vec<int64_t>({w}))
+                            .in(vec<int64_t>({1}))
+                            .in(vec<int64_t>({2}))
+                            .run1();
+      CHECK(yi.data<int32_t>()[static_cast<size_t>(n - 1)] == xi[static_cast<size_t>(start + 2 * (n - 1))]);
+      CHECK(yi.data<int32_t>()[static_cast<size_t>(2 * n)] == xi[static_cast<size_t>(2 * w + start)]);
+    }
+}
+
 TEST_CASE(
     "tensor_ops: Pad constant, reflect, edge and wrap; attribute form; axes input; cropping") {
   Tensor x = tensor<float>({3, 2}, {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f});

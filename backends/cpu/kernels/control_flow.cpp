@@ -29,6 +29,7 @@ const ir::Graph& graph_attr(const ir::Node& n, const char* name) {
 bool read_bool(const ir::Node& n, const RValue& v, const char* what) {
   if (v.kind != RValue::Kind::Tensor || v.tensor.numel() != 1)
     throw ModelError(n.describe() + ": " + what + " must be a tensor with one element");
+  if (v.tensor.dtype() == DType::Bool) return v.tensor.data<bool>()[0];  // the usual case
   bool out = false;
   ir::dispatch<MCC_ALL_DTYPES>(v.tensor.dtype(), n.describe() + ": " + what, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -195,7 +195,8 @@ bool is_const(const ir::Value* v) { return v && v->initializer && !v->is_graph_i
 
 Kernel make_matmul(const ir::Node& node) {
   auto cache = node.inputs.size() > 1 && is_const(node.input(1)) ? std::make_shared<PackedCache>() : nullptr;
-  return [cache](KernelContext& ctx) {
+  const std::string what = node.describe() + ": MatMul";  // dtype error context, built once
+  return [cache, what](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& a = ctx.in(0);
     const ir::Tensor& b = ctx.in(1);
@@ -208,7 +209,7 @@ Kernel make_matmul(const ir::Node& node) {
                           y.mutable_data<float>().data(), cache.get()))
       return;
     ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32,
-                 DType::U64>(a.dtype(), n.describe() + ": MatMul", [&](auto tag) {
+                 DType::U64>(a.dtype(), what, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using A = compute_t<T>;
       ComputeView<A, T> av(a), bv(b);
@@ -229,6 +230,7 @@ Kernel make_gemm(const ir::Node& node) {
   const ir::GemmAttrs ga(node);
   const bool ta = ga.trans_a(), tb = ga.trans_b();
   const float alpha = ga.alpha(), beta = ga.beta();
+  const std::string what = node.describe() + ": Gemm";  // dtype error context, built once
   return [=](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& a = ctx.in(0);
@@ -251,7 +253,7 @@ Kernel make_gemm(const ir::Node& node) {
     }
     ir::Tensor& y = ctx.alloc_output(0, a.dtype(), {M, N});
     ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64,
-                 DType::U32, DType::U64>(a.dtype(), n.describe() + ": Gemm", [&](auto tag) {
+                 DType::U32, DType::U64>(a.dtype(), what, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using A = compute_t<T>;
       ComputeView<A, T> av(a), bv(b);

@@ -27,6 +27,7 @@ struct ReduceAttrs {
   bool noop_with_empty_axes = false;
   bool axes_from_input = false;
   std::vector<int64_t> axes;  // from the attribute (older opsets)
+  std::string what;           // "<node>: <op>", the context of dtype errors (built once)
 };
 
 // Input dims split into the kept and reduced dims (coalesced, size-1 dims dropped).
@@ -182,7 +183,7 @@ void run_reduce(KernelContext& ctx, const ReduceAttrs& a) {
   if (l.red_sizes.size() > 15)
     throw UnsupportedError(n.describe() + ": more than 15 non-adjacent reduced dims");
   if (l.num_out == 0) return;
-  const std::string what = n.describe() + ": " + n.op_type;
+  const std::string& what = a.what;
   switch (a.kind) {
     case Kind::Sum: reduce_dispatch<Kind::Sum>(ctx, x, y, l, what); break;
     case Kind::Mean: reduce_dispatch<Kind::Mean>(ctx, x, y, l, what); break;
@@ -204,6 +205,7 @@ KernelFactory reduce_factory(Kind kind, bool axes_from_input) {
     a.keepdims = n.attr_int("keepdims", 1) != 0;
     a.noop_with_empty_axes = n.attr_int("noop_with_empty_axes", 0) != 0;
     a.axes_from_input = axes_from_input;
+    a.what = n.describe() + ": " + n.op_type;
     if (!axes_from_input) a.axes = n.attr_ints("axes");
     else if (n.has_attr("axes"))
       throw ModelError(n.describe() + ": axes is an input from this opset on, not an attribute");

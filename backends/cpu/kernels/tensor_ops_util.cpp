@@ -2,6 +2,10 @@
 #include "backends/cpu/kernels/tensor_ops_util.h"
 
 #include <algorithm>
+#include <cstring>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "backends/cpu/kernels/kernel_util.h"
 
@@ -51,6 +55,23 @@ void fill_elems(const ir::Tensor& src, int64_t s, ir::Tensor& dst, int64_t d, in
     done += k;
   }
 }
+
+namespace {
+// dst[j] = src[2 * j] for j < n, 4-byte elements (a step-2 Slice row, e.g. YOLOX's Focus).
+void copy_every_second_f32(const std::byte* src, std::byte* dst, int64_t n) {
+  int64_t j = 0;
+#if defined(__AVX512F__)
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  for (; j + 16 <= n; j += 16) {
+    // The second load reads up to element 2j + 31; only 2j + 30 is needed (mask the last).
+    const __m512i a = _mm512_loadu_si512(src + 8 * j);
+    const __m512i b = _mm512_maskz_loadu_epi32(__mmask16(0x7FFF), src + 8 * j + 64);
+    _mm512_storeu_si512(dst + 4 * j, _mm512_permutex2var_epi32(a, even, b));
+  }
+#endif
+  for (; j < n; ++j) std::memcpy(dst + 4 * j, src + 8 * j, 4);
+}
+}  // namespace
 
 void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_off,
                   std::vector<int64_t> out_dims, std::vector<int64_t> src_strides,
@@ -120,6 +141,9 @@ void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_o
     });
     return;
   }
+  const bool elem4 = src.dtype() != ir::DType::String && elem_bytes(src.dtype()) == 4;
+  const std::byte* src_bytes = elem4 ? src.raw() : nullptr;
+  std::byte* dst_bytes = elem4 ? dst.mutable_raw() : nullptr;
   with_elem_copy(src, dst, [&](auto copy) {
     parallel_for_work(ctx, rows, inner, [&](int64_t begin, int64_t end) {
       std::vector<int64_t> idx(outer_rank, 0);
@@ -135,6 +159,8 @@ void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_o
           copy_elems(src, off, dst, d0, inner);
         else if (inner_stride == 0)
           fill_elems(src, off, dst, d0, inner);
+        else if (inner_stride == 2 && elem4)
+          copy_every_second_f32(src_bytes + off * 4, dst_bytes + d0 * 4, inner);
         else
           for (int64_t j = 0; j < inner; ++j) copy(d0 + j, off + j * inner_stride);
         for (size_t k = outer_rank; k-- > 0;) {
