@@ -291,8 +291,14 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   // Fewer images x groups than threads: split the positions when each thread still gets 64 or
   // more of them, else split the output channels (narrow maps keep their full-width tiles).
   const bool few = p.n * p.group < threads;
-  if (few && P >= 64 * threads) nb = std::min(nb, (P + threads - 1) / threads);
-  if (nb > 16) nb = nb / 16 * 16;
+  if (few && P >= 64 * threads) {
+    // One block per thread: rounding the width up to whole 16-column tiles keeps the count at
+    // `threads` (rounding down made a third block and gave one thread two of three).
+    nb = std::min(nb, (P + threads - 1) / threads);
+    if (nb > 16) nb = (nb + 15) / 16 * 16;
+  } else if (nb > 16) {
+    nb = nb / 16 * 16;
+  }
   // Balanced blocks (no short tail block), multiples of 16 positions where that is possible.
   int64_t blocks = (P + nb - 1) / nb;
   nb = (P + blocks - 1) / blocks;
