@@ -6,6 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include "ir/op_facts.h"
+
 namespace mcc::backends {
 
 namespace {
@@ -23,16 +25,10 @@ void put_float(std::string& k, float f) {  // bit pattern: -0 and NaN payloads s
   put_int(k, bits);
 }
 
-bool is_random(const ir::Node& n) {
-  static const char* const kRandom[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                        "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"};
-  return std::any_of(std::begin(kRandom), std::end(kRandom), [&](const char* op) { return n.op_type == op; });
-}
-
 }  // namespace
 
 std::string duplicate_key(const ir::Node& n) {
-  if (n.inputs.empty() || n.outputs.empty() || is_random(n) || !n.subgraphs().empty()) return {};
+  if (n.inputs.empty() || n.outputs.empty() || ir::draws_random_values(n.op_type) || !n.subgraphs().empty()) return {};
   std::string k;
   put_str(k, n.op_type);
   put_str(k, n.domain);

@@ -266,6 +266,12 @@ bool passes_channels_through(std::string_view op) {
   return f && f->channels == Channels::Through;
 }
 
+bool draws_random_values(std::string_view op) {
+  static constexpr std::string_view kRandom[] = {"Bernoulli", "Dropout", "Multinomial", "RandomNormal",
+                                                 "RandomNormalLike", "RandomUniform", "RandomUniformLike"};
+  return std::find(std::begin(kRandom), std::end(kRandom), op) != std::end(kRandom);
+}
+
 std::optional<int> raise_compatible_from(std::string_view op) {
   const OpFacts* f = op_facts(op);
   if (!f || f->raise_from == 0) return std::nullopt;

@@ -56,6 +56,9 @@ std::span<const OpFacts> all_op_facts();
 ShapeKind shape_kind(std::string_view op);
 /// True when structured pruning may follow channels straight through the op.
 bool passes_channels_through(std::string_view op);
+/// True for ops whose outputs are random draws, so two runs (or two identical nodes) may differ:
+/// the Random* generators, Bernoulli, Multinomial, and Dropout (random in training mode).
+bool draws_random_values(std::string_view op);
 
 /// Highest schema version of `op` from which raising the model's opset up to 13 keeps its
 /// semantics; nullopt when unknown.

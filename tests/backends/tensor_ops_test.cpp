@@ -272,15 +272,18 @@ TEST_CASE("tensor_ops: step-2 Slice of the last axis (the vector path) takes eve
     for (int64_t start : {int64_t{0}, int64_t{1}}) {
       CAPTURE(w);
       CAPTURE(start);
+      auto every_second = [&](const Tensor& x) {
+        return OpTest("Slice", 13)
+            .in(x)
+            .in(vec<int64_t>({start}))
+            .in(vec<int64_t>({w}))
+            .in(vec<int64_t>({1}))
+            .in(vec<int64_t>({2}))
+            .run1();
+      };
       VF xs(static_cast<size_t>(3 * w));
       for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i) * 0.5f - 7.f;
-      const Tensor y = OpTest("Slice", 13)
-                           .in(tensor<float>({3, w}, xs))
-                           .in(vec<int64_t>({start}))
-                           .in(vec<int64_t>({w}))
-                           .in(vec<int64_t>({1}))
-                           .in(vec<int64_t>({2}))
-                           .run1();
+      const Tensor y = every_second(tensor<float>({3, w}, xs));
       const int64_t n = (w - start + 1) / 2;
       REQUIRE(y.dims() == std::vector<int64_t>{3, n});
       VF want;
@@ -289,13 +292,7 @@ TEST_CASE("tensor_ops: step-2 Slice of the last axis (the vector path) takes eve
       CHECK(vals<float>(y) == want);
       std::vector<int32_t> xi(xs.size());
       for (size_t i = 0; i < xi.size(); ++i) xi[i] = static_cast<int32_t>(i) - 100;
-      const Tensor yi = OpTest("Slice", 13)
-                            .in(tensor<int32_t>({3, w}, xi))
-                            .in(vec<int64_t>({start}))
-                            .in(vec<int64_t>({w}))
-                            .in(vec<int64_t>({1}))
-                            .in(vec<int64_t>({2}))
-                            .run1();
+      const Tensor yi = every_second(tensor<int32_t>({3, w}, xi));
       CHECK(yi.data<int32_t>()[static_cast<size_t>(n - 1)] == xi[static_cast<size_t>(start + 2 * (n - 1))]);
       CHECK(yi.data<int32_t>()[static_cast<size_t>(2 * n)] == xi[static_cast<size_t>(2 * w + start)]);
     }

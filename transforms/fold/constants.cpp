@@ -27,6 +27,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/executor.h"
+#include "ir/op_facts.h"
 #include "transforms/fold/fold.h"
 
 namespace mcc::transforms::fold {
@@ -34,9 +35,8 @@ namespace {
 
 constexpr size_t kShareBytes = 4096;
 
-const std::set<std::string, std::less<>> kNeverFold = {
-    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
-    "Bernoulli", "Dropout", "If", "Loop", "Scan", "DequantizeLinear"};
+// Besides the random ops (ir::draws_random_values).
+const std::set<std::string, std::less<>> kNeverFold = {"If", "Loop", "Scan", "DequantizeLinear"};
 
 size_t bytes_for(ir::DType dt, const std::vector<int64_t>& dims) {
   const int bits = ir::info(dt).bits;
@@ -107,7 +107,8 @@ class ConstantFolder {
 
   bool try_fold(ir::Graph& g, ir::Node& n, RewriteLog& log) {
     if (!(n.domain.empty() || n.domain == "ai.onnx")) return false;
-    if (kNeverFold.count(n.op_type) || !n.subgraphs().empty()) return false;
+    if (kNeverFold.count(n.op_type) || ir::draws_random_values(n.op_type) || !n.subgraphs().empty())
+      return false;
     bool any_input = false;
     for (const ir::Value* v : n.inputs) {
       if (!v) continue;
