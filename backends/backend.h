@@ -40,6 +40,12 @@ class KernelContext {
  public:
   KernelContext(const ir::Node& node, std::vector<const RValue*> inputs, Executor& exec,
                 const Backend& backend);
+  /// As above, with `outputs` as the storage for the outputs (cleared and sized here): the
+  /// executor hands the same vectors from node to node instead of allocating new ones.
+  KernelContext(const ir::Node& node, std::vector<const RValue*> inputs, std::vector<RValue> outputs,
+                Executor& exec, const Backend& backend);
+  /// The input vector, given back for reuse (the context has no inputs afterwards).
+  std::vector<const RValue*> take_inputs() { return std::move(inputs_); }
 
   const ir::Node& node() const { return node_; }
   size_t num_inputs() const { return inputs_.size(); }

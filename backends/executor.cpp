@@ -20,6 +20,13 @@ KernelContext::KernelContext(const ir::Node& node, std::vector<const RValue*> in
                              const Backend& backend)
     : node_(node), inputs_(std::move(inputs)), outputs_(node.outputs.size()), exec_(exec), backend_(backend) {}
 
+KernelContext::KernelContext(const ir::Node& node, std::vector<const RValue*> inputs, std::vector<RValue> outputs,
+                             Executor& exec, const Backend& backend)
+    : node_(node), inputs_(std::move(inputs)), outputs_(std::move(outputs)), exec_(exec), backend_(backend) {
+  outputs_.clear();
+  outputs_.resize(node.outputs.size());
+}
+
 bool KernelContext::has_input(size_t i) const {
   return i < inputs_.size() && inputs_[i] != nullptr && inputs_[i]->kind != RValue::Kind::None;
 }
@@ -80,9 +87,12 @@ std::vector<RValue> KernelContext::run_subgraph(const ir::Graph& g, std::vector<
 
 const RValue* Scope::find(const ir::Value* v) const {
   for (const Scope* s = this; s; s = s->parent) {
-    auto it = s->values.find(v);
-    if (it != s->values.end()) return &it->second;
-    if (s->initializers && v->initializer) {
+    if (s->slot_of) {
+      auto it = s->slot_of->find(v);
+      if (it != s->slot_of->end())
+        if (const RValue* rv = s->local(it->second)) return rv;
+    }
+    if (s->initializers && !s->initializers->empty()) {
       auto ii = s->initializers->find(v);
       if (ii != s->initializers->end()) return &ii->second;
     }
@@ -202,13 +212,15 @@ void Executor::prepare(const ir::Graph& g) {
     for (const ir::Value* v : sorted_caps) note(v, i);
     for (const ir::Value* o : n->outputs) note(o, i);  // an output nobody reads dies here
   }
+  for (const ir::Value* v : g.initializers) plan.initializers.emplace(v, RValue::of(*v->initializer));
+  compute_constants(g, plan);
   plan_fusion(g, plan);
   // Nodes that repeat an earlier one take its outputs, which then live until the repeat.
   plan.alias_of.assign(nodes.size(), -1);
   if (opts_.fuse) {
     std::unordered_map<std::string, size_t> first;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (plan.skip[i] || plan.fused[i]) continue;  // outputs not (all) materialised as the node's
+      if (plan.skip[i] || plan.fused[i] || plan.constant[i]) continue;  // outputs not (all) materialised as the node's
       std::string key = duplicate_key(*nodes[i]);
       if (key.empty()) continue;
       auto [it, fresh] = first.emplace(std::move(key), i);
@@ -221,8 +233,69 @@ void Executor::prepare(const ir::Graph& g) {
   const std::unordered_set<const ir::Value*> keep(g.outputs.begin(), g.outputs.end());
   for (const ir::Value* v : order)
     if (!keep.count(v)) plan.release_after[last_use.at(v)].push_back(v);
-  for (const ir::Value* v : g.initializers) plan.initializers.emplace(v, RValue::of(*v->initializer));
+  assign_slots(g, plan);
   plans_.emplace(&g, std::move(plan));
+}
+
+void Executor::compute_constants(const ir::Graph& g, GraphPlan& plan) {
+  const auto& nodes = g.nodes();
+  plan.constant.assign(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node* n = nodes[i];
+    if (!n->is("Constant") || !n->domain.empty() || !n->inputs.empty() || n->outputs.size() != 1 || !n->outputs[0] ||
+        plan.backends[i] != &cpu_backend() || plan.initializers.count(n->outputs[0]))
+      continue;
+    KernelContext ctx(*n, {}, *this, cpu_backend());
+    try {
+      (*plan.kernels[i])(ctx);
+    } catch (Error& e) {
+      if (std::string(e.what()).find(n->describe()) == std::string::npos) e.add_context(n->describe());
+      throw;
+    }
+    if (!ctx.outputs()[0].defined()) throw InternalError(n->describe() + ": kernel did not produce output 0");
+    plan.initializers.emplace(n->outputs[0], std::move(ctx.outputs()[0]));
+    plan.constant[i] = 1;
+  }
+}
+
+void Executor::assign_slots(const ir::Graph& g, GraphPlan& plan) {
+  auto slot = [&](const ir::Value* v) {
+    auto [it, fresh] = plan.slot_of.emplace(v, static_cast<int32_t>(plan.slot_of.size()));
+    return it->second;
+  };
+  for (const ir::Value* v : g.inputs) plan.input_slots.push_back(slot(v));
+  const auto& nodes = g.nodes();
+  for (const ir::Node* n : nodes)
+    for (const ir::Value* o : n->outputs)
+      if (o) slot(o);
+  auto find = [&](const ir::Value* v) -> int32_t {
+    if (!v) return -1;
+    auto it = plan.slot_of.find(v);
+    return it == plan.slot_of.end() ? -1 : it->second;
+  };
+  plan.in_slots.resize(nodes.size());
+  plan.out_slots.resize(nodes.size());
+  plan.release_slots.resize(nodes.size());
+  plan.fused_out_slot.assign(nodes.size(), -1);
+  plan.in_constants.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const ir::Value* v : nodes[i]->inputs) {
+      plan.in_slots[i].push_back(find(v));
+      // A graph input's slot comes first (a feed overrides an initializer); a Constant node's
+      // output has a slot too, filled only when the node runs (fusion off).
+      const RValue* c = nullptr;
+      const bool is_input = std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end();
+      if (v && v->owner == &g && !is_input) {
+        auto it = plan.initializers.find(v);
+        if (it != plan.initializers.end()) c = &it->second;
+      }
+      plan.in_constants[i].push_back(c);
+    }
+    for (const ir::Value* o : nodes[i]->outputs) plan.out_slots[i].push_back(find(o));
+    plan.fused_out_slot[i] = plan.fused[i] ? find(plan.fused_out[i]) : -1;
+    for (const ir::Value* v : plan.release_after[i])
+      if (int32_t s = find(v); s >= 0) plan.release_slots[i].push_back(s);
+  }
 }
 
 void Executor::plan_fusion(const ir::Graph& g, GraphPlan& plan) {
@@ -307,64 +380,91 @@ std::vector<RValue> Executor::run(const std::vector<std::pair<std::string, RValu
 
 std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> inputs, const Scope* outer) {
   prepare(g);
-  const GraphPlan& plan = plans_.at(&g);
+  GraphPlan& plan = plans_.at(&g);
   Scope scope;
   scope.parent = outer;
   if (inputs.size() != g.inputs.size())
     throw ModelError("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
                      std::to_string(inputs.size()));
   scope.initializers = &plan.initializers;
-  scope.values.reserve(inputs.size() + g.nodes().size());
-  for (size_t i = 0; i < inputs.size(); ++i) scope.values[g.inputs[i]] = std::move(inputs[i]);
+  scope.slot_of = &plan.slot_of;
+  // The slot storage of the previous run, when no other run of this graph holds it; every slot
+  // is emptied again when this run ends (normally or by an exception).
+  scope.slots.swap(plan.spare_slots);
+  scope.live.swap(plan.spare_live);
+  scope.slots.resize(plan.slot_of.size());
+  scope.live.assign(plan.slot_of.size(), 0);
+  struct GiveBack {
+    Scope& scope;
+    GraphPlan& plan;
+    ~GiveBack() {
+      for (size_t k = 0; k < scope.live.size(); ++k)
+        if (scope.live[k]) scope.slots[k] = RValue{};
+      scope.slots.swap(plan.spare_slots);
+      scope.live.swap(plan.spare_live);
+    }
+  } give_back{scope, plan};
+  auto put = [&](int32_t s, RValue v) {
+    scope.slots[static_cast<size_t>(s)] = std::move(v);
+    scope.live[static_cast<size_t>(s)] = 1;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) put(plan.input_slots[i], std::move(inputs[i]));
 
   const auto& nodes = g.nodes();
   const bool fuse = !observer_ && !opts_.keep_all_values;
   auto release = [&](size_t ni) {
     if (opts_.keep_all_values) return;
-    for (const ir::Value* v : plan.release_after[ni]) {
-      scope.copies.erase(v);
-      auto sv = scope.values.find(v);
-      if (sv == scope.values.end()) continue;
-      recycle(sv->second);
-      scope.values.erase(sv);
+    if (!scope.copies.empty())
+      for (const ir::Value* v : plan.release_after[ni]) scope.copies.erase(v);
+    for (int32_t s : plan.release_slots[ni]) {
+      const size_t k = static_cast<size_t>(s);
+      if (!scope.live[k]) continue;
+      recycle(scope.slots[k]);
+      scope.slots[k] = RValue{};
+      scope.live[k] = 0;
     }
   };
+  // Reused from node to node (no allocation per node once they have grown).
+  std::vector<const RValue*> ins;
+  std::vector<RValue> outs_buf;
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
     const ir::Node* n = nodes[ni];
-    if (fuse && plan.skip[ni]) {
+    if (fuse && (plan.skip[ni] || plan.constant[ni])) {
       release(ni);
       continue;
     }
     if (fuse && plan.alias_of[ni] >= 0) {  // a repeat: the earlier node's values (shared buffers)
-      const ir::Node* src = nodes[static_cast<size_t>(plan.alias_of[ni])];
+      const auto& src = plan.out_slots[static_cast<size_t>(plan.alias_of[ni])];
       for (size_t k = 0; k < n->outputs.size(); ++k) {
         if (!n->outputs[k]) continue;
-        const RValue* rv = scope.find(src->outputs[k]);
+        const RValue* rv = scope.local(src[k]);
         if (!rv) throw InternalError(n->describe() + ": the node it repeats left no output " + std::to_string(k));
-        scope.values[n->outputs[k]] = *rv;
+        put(plan.out_slots[ni][k], *rv);
       }
       release(ni);
       continue;
     }
     const Kernel& kernel = fuse && plan.fused[ni] ? *plan.fused[ni] : *plan.kernels[ni];
     const Backend& nb = *plan.backends[ni];
-    std::vector<const RValue*> ins;
-    ins.reserve(n->inputs.size());
+    const auto& hi = plan.host_inputs[ni];
+    const auto& so = plan.shape_only_inputs[ni];
+    const auto& in_slots = plan.in_slots[ni];
+    ins.clear();
     for (size_t j = 0; j < n->inputs.size(); ++j) {
       const ir::Value* v = n->inputs[j];
       if (!v) { ins.push_back(nullptr); continue; }
-      const RValue* rv = scope.find(v);
+      const RValue* rv = scope.local(in_slots[j]);
+      if (!rv) rv = plan.in_constants[ni][j];
+      if (!rv) rv = scope.find(v);
       if (!rv) throw ModelError(n->describe() + ": input '" + v->name + "' has no value (undefined or not yet computed)");
-      const auto& hi = plan.host_inputs[ni];
-      const auto& so = plan.shape_only_inputs[ni];
-      if (std::find(so.begin(), so.end(), j) != so.end()) {
+      if (!so.empty() && std::find(so.begin(), so.end(), j) != so.end()) {
         ins.push_back(rv);  // only its dims are read: wherever it lives
         continue;
       }
-      const bool want_host = std::find(hi.begin(), hi.end(), j) != hi.end();
+      const bool want_host = !hi.empty() && std::find(hi.begin(), hi.end(), j) != hi.end();
       ins.push_back(on_device(scope, v, rv, want_host ? ir::Device{} : nb.device()));
     }
-    KernelContext ctx(*n, std::move(ins), *this, nb);
+    KernelContext ctx(*n, std::move(ins), std::move(outs_buf), *this, nb);
     ctx.scope_ = &scope;
     try {
       if (opts_.profile) {
@@ -392,8 +492,10 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
       if (!outs[i].defined())
         throw InternalError(n->describe() + ": kernel did not produce output " + std::to_string(i));
       if (observer_) observer_(*n, *o, to_host(outs[i]));
-      scope.values[o] = std::move(outs[i]);
+      put(i == 0 && fuse && plan.fused[ni] ? plan.fused_out_slot[ni] : plan.out_slots[ni][i], std::move(outs[i]));
     }
+    ins = ctx.take_inputs();
+    outs_buf = std::move(outs);
     release(ni);
   }
   std::vector<RValue> out;

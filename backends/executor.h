@@ -37,13 +37,19 @@ struct ExecOptions {
 /// Values visible while a graph runs; subgraph scopes chain to their parent.
 struct Scope {
   const Scope* parent = nullptr;
-  std::unordered_map<const ir::Value*, RValue> values;
+  /// The graph's own values (its inputs and node outputs) by slot; live[s] says whether slot s
+  /// holds a value now. slot_of maps a value of the graph to its slot (built once per plan).
+  std::vector<RValue> slots;
+  std::vector<char> live;
+  const std::unordered_map<const ir::Value*, int32_t>* slot_of = nullptr;
   /// Copies of values on the other device (host <-> the requested backend's device).
   std::unordered_map<const ir::Value*, RValue> copies;
-  /// The graph's initializers, built once per plan (looked up after `values`, so a feed that
-  /// overrides an initializer wins).
+  /// The graph's initializers and Constant node values, built once per plan (looked up after
+  /// the slots, so a feed that overrides an initializer wins).
   const std::unordered_map<const ir::Value*, RValue>* initializers = nullptr;
   const RValue* find(const ir::Value* v) const;
+  /// The value in slot s, or nullptr when s < 0 or the slot is empty.
+  const RValue* local(int32_t s) const { return s >= 0 && live[static_cast<size_t>(s)] ? &slots[static_cast<size_t>(s)] : nullptr; }
 };
 
 class Executor {
@@ -107,14 +113,33 @@ class Executor {
     std::vector<std::vector<size_t>> shape_only_inputs;
     std::vector<const Kernel*> kernels;
     std::vector<std::vector<const ir::Value*>> release_after;
+    // Slots (Scope::slots) of the graph's inputs and node outputs; per node, the slot of each
+    // input (-1: an initializer, an outer value or absent), of each output, and of fused_out.
+    std::unordered_map<const ir::Value*, int32_t> slot_of;
+    std::vector<int32_t> input_slots;
+    std::vector<std::vector<int32_t>> in_slots, out_slots;
+    std::vector<int32_t> fused_out_slot;
+    // Per node and input: the initializer's value when the input is an initializer that no
+    // graph input overrides (nullptr otherwise).
+    std::vector<std::vector<const RValue*>> in_constants;
+    // Slot storage kept between runs (taken by a run, given back empty at its end; a nested
+    // run of the same graph while it is taken allocates its own).
+    std::vector<RValue> spare_slots;
+    std::vector<char> spare_live;
+    std::vector<std::vector<int32_t>> release_slots;  // release_after's values that have a slot
     std::vector<const Kernel*> fused;
     std::vector<const ir::Value*> fused_out;
     std::vector<char> skip;
     // alias_of[i] >= 0: node i repeats node alias_of[i] (duplicate_nodes.h) and takes its outputs.
     std::vector<int64_t> alias_of;
     std::unordered_map<const ir::Value*, RValue> initializers;
+    // constant[i]: node i is a Constant whose value was computed once at plan time (held in
+    // `initializers`); with fusion on it does not run.
+    std::vector<char> constant;
   };
   void plan_fusion(const ir::Graph& g, GraphPlan& plan);
+  void assign_slots(const ir::Graph& g, GraphPlan& plan);
+  void compute_constants(const ir::Graph& g, GraphPlan& plan);
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;
   std::unique_ptr<ir::ElementTypes> types_;  // plan-time element types (non-cpu backends only)
   std::unordered_map<const ir::Node*, const Backend*> placement_;

@@ -91,6 +91,22 @@ TEST_CASE("Global pools, LpPool, GlobalLpPool") {
   CHECK(max_diff(y[0], {7}) < 1e-6);
 }
 
+TEST_CASE("GlobalAveragePool f32 over long planes: lane sums stay within f32 rounding of the exact mean") {
+  // 3 planes: 16 x 37 + 5 elements (full lanes and a tail), 7 (tail only), 1000.
+  for (int64_t S : {597, 7, 1000}) {
+    std::vector<float> v(static_cast<size_t>(3 * S));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 1000) / 997.f - 0.3f;
+    auto y = OpTest("GlobalAveragePool", 1).in(tensor<float>({1, 3, S}, v)).run();
+    REQUIRE(y[0].dims() == std::vector<int64_t>{1, 3, 1});
+    for (int64_t c = 0; c < 3; ++c) {
+      double exact = 0;
+      for (int64_t i = 0; i < S; ++i) exact += v[static_cast<size_t>(c * S + i)];
+      exact /= static_cast<double>(S);
+      CHECK(std::abs(y[0].data<float>()[static_cast<size_t>(c)] - exact) < 1e-6);
+    }
+  }
+}
+
 TEST_CASE("MaxUnpool and MaxRoiPool") {
   const Tensor x = tensor<float>({1, 1, 2, 2}, {5, 6, 7, 8});
   const Tensor ind = tensor<int64_t>({1, 1, 2, 2}, {5, 7, 13, 15});

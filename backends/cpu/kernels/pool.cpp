@@ -6,7 +6,7 @@
 //     f16, bf16 (f16/bf16 computed in f32; f32 accumulates in f32, f64 in f64).
 //   LpPool (opsets 1, 2, 11, 18, 22) and GlobalLpPool (1, 2, 22): p (float before opset 2, int
 //     after); float dtypes as AveragePool.
-//   GlobalAveragePool, GlobalMaxPool (opsets 1, 22): float dtypes.
+//   GlobalAveragePool, GlobalMaxPool (opsets 1, 22): float dtypes (f32 averages sum in 16 lanes).
 //   MaxUnpool (opsets 9, 11, 22): scatters X into a zero tensor at the flat Indices, output shape
 //     from the output_shape input or from kernel/strides/pads; float dtypes.
 //   MaxRoiPool (opsets 1, 22): Caffe-style ROI max pooling (rounded ROI corners, floor/ceil bins);
@@ -250,6 +250,26 @@ Kernel make_pool(const ir::Node& node, PoolKind kind) {
   };
 }
 
+// Sum of n floats in 16 interleaved lanes (lane k adds elements k, k + 16, ...; the lanes are then
+// added pairwise, 8 + 8, 4 + 4, 2 + 2, 1 + 1), so the sum is not one serial chain of dependent
+// adds. The scalar and AVX-512 paths add in the same order: same result on every build.
+float sum_f32_lanes(const float* x, int64_t n) {
+  float lane[16] = {};
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  __m512 acc = _mm512_setzero_ps();
+  for (; i + 16 <= n; i += 16) acc = _mm512_add_ps(acc, _mm512_loadu_ps(x + i));
+  _mm512_storeu_ps(lane, acc);
+#else
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 16; ++k) lane[k] += x[i + k];
+#endif
+  for (int k = 0; i < n; ++i, ++k) lane[k] += x[i];
+  for (int w = 8; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
+  return lane[0];
+}
+
 Kernel make_global_pool(const ir::Node& node, PoolKind kind) {
   const float p = kind == PoolKind::Lp ? lp_p(node) : 2.f;
   return [kind, p](KernelContext& ctx) {
@@ -277,8 +297,12 @@ Kernel make_global_pool(const ir::Node& node, PoolKind kind) {
             r = S ? cvt<A>(s[0]) : A(0);
             for (int64_t i = 1; i < S; ++i) r = std::max(r, cvt<A>(s[i]));
           } else if (kind == PoolKind::Avg) {
-            A sum = 0;
-            for (int64_t i = 0; i < S; ++i) sum += cvt<A>(s[i]);
+            A sum;
+            if constexpr (std::is_same_v<T, float>) sum = sum_f32_lanes(s, S);
+            else {
+              sum = 0;
+              for (int64_t i = 0; i < S; ++i) sum += cvt<A>(s[i]);
+            }
             r = S ? sum / static_cast<A>(S) : A(0);
           } else {
             A sum = 0;
