@@ -3,7 +3,9 @@
 // backend supports it and on the cpu otherwise (backends/placement.h); inputs that live on the
 // other device are moved before the node runs, initializers are uploaded once, and graph outputs
 // come back to the host. Kernels are created once per node, before the first run, so an
-// unsupported op fails up front (UnsupportedError naming node, op and opset).
+// unsupported op fails up front (UnsupportedError naming node, op and opset). Constant nodes are
+// evaluated once then and read like initializers (they run again only for an observer or
+// keep_all_values). A graph's values live in slots numbered at plan time.
 #pragma once
 #include <functional>
 #include <map>
