@@ -91,6 +91,45 @@ TEST_CASE("Global pools, LpPool, GlobalLpPool") {
   CHECK(max_diff(y[0], {7}) < 1e-6);
 }
 
+TEST_CASE("MaxPool f32 fast paths (windows inside the input, padded stride-1/2 rows) against a naive max") {
+  struct Case { int64_t H, W, k, s, d, p; };
+  for (const Case& c : {Case{28, 28, 2, 2, 1, 0}, Case{5, 67, 2, 2, 1, 0}, Case{9, 9, 2, 2, 1, 0},
+                        Case{14, 14, 3, 3, 1, 0}, Case{11, 35, 3, 2, 1, 0}, Case{13, 20, 2, 1, 2, 0},
+                        Case{4, 2, 2, 2, 1, 0}, Case{24, 96, 3, 2, 1, 1}, Case{7, 41, 3, 2, 1, 1},
+                        Case{6, 37, 5, 1, 1, 2}, Case{10, 70, 3, 2, 2, 2}}) {
+    CAPTURE(c.W);
+    CAPTURE(c.k);
+    CAPTURE(c.s);
+    CAPTURE(c.p);
+    const int64_t C = 3, OH = (c.H + 2 * c.p - (c.k - 1) * c.d - 1) / c.s + 1,
+                  OW = (c.W + 2 * c.p - (c.k - 1) * c.d - 1) / c.s + 1;
+    std::vector<float> v(static_cast<size_t>(C * c.H * c.W));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 2654435761u) % 2001) / 100.f - 10.f;
+    auto y = OpTest("MaxPool", 12)
+                 .in(tensor<float>({1, C, c.H, c.W}, v))
+                 .is("kernel_shape", {c.k, c.k})
+                 .is("strides", {c.s, c.s})
+                 .is("dilations", {c.d, c.d})
+                 .is("pads", {c.p, c.p, c.p, c.p})
+                 .run();
+    REQUIRE(y[0].dims() == std::vector<int64_t>{1, C, OH, OW});
+    int bad = 0;
+    for (int64_t p = 0; p < C; ++p)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float want = -1e30f;
+          for (int64_t i = 0; i < c.k; ++i)
+            for (int64_t j = 0; j < c.k; ++j) {
+              const int64_t ih = oh * c.s - c.p + i * c.d, iw = ow * c.s - c.p + j * c.d;
+              if (ih >= 0 && ih < c.H && iw >= 0 && iw < c.W)
+                want = std::max(want, v[static_cast<size_t>((p * c.H + ih) * c.W + iw)]);
+            }
+          bad += y[0].data<float>()[static_cast<size_t>((p * OH + oh) * OW + ow)] != want;
+        }
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("GlobalAveragePool f32 over long planes: lane sums stay within f32 rounding of the exact mean") {
   // 3 planes: 16 x 37 + 5 elements (full lanes and a tail), 7 (tail only), 1000.
   for (int64_t S : {597, 7, 1000}) {

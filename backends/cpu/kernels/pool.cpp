@@ -12,7 +12,8 @@
 //   MaxRoiPool (opsets 1, 22): Caffe-style ROI max pooling (rounded ROI corners, floor/ceil bins);
 //     float dtypes.
 // MaxPool without Indices runs separable 1-D passes; f32 rows with stride 1 take 16 outputs at a
-// time on AVX-512 builds, and 2-D pools of arithmetic types skip the staging copies.
+// time on AVX-512 builds, and 2-D pools of arithmetic types skip the staging copies. 2-D f32
+// pools whose windows never reach padding run one pass per output row (2x2 stride 2 vectorised).
 // Windows that hold no input element (only padding) give the dtype's lowest value for MaxPool
 // and 0 for the others. Not supported: more than 3 spatial dims.
 #if defined(__AVX512F__)
@@ -142,13 +143,19 @@ void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, i
   // f32 rows (inner == 1) with stride 1: each row is copied between runs of `lowest` (a padded
   // tap then never wins, as a skipped tap), and 16 outputs take their K taps at a time;
   // max_ps(src, acc) keeps std::max(acc, src)'s result, NaN handling included.
+  // Stride 2 gathers every second element of two loaded vectors with one permute.
   if constexpr (std::is_same_v<A, float>) {
-    if (inner == 1 && stride == 1 && pad_b >= 0) {
+    if (inner == 1 && (stride == 1 || stride == 2) && pad_b >= 0) {
       const float low = std::numeric_limits<float>::lowest();
       const int64_t span = (K - 1) * dil;
-      std::vector<float> buf(static_cast<size_t>(pad_b + n_in + span + n_out + 16), low);
+      static thread_local std::vector<float> buf;
+      const size_t need = static_cast<size_t>(pad_b + n_in + span + stride * n_out + 32);
+      if (buf.size() < need) buf.resize(need);
+      std::fill(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(need), low);
+      const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      float* const bp = buf.data();
       for (int64_t o = 0; o < outer; ++o) {
-        std::copy(in + o * n_in, in + (o + 1) * n_in, buf.begin() + pad_b);
+        std::copy(in + o * n_in, in + (o + 1) * n_in, bp + pad_b);
         float* dst = out + o * n_out;
         for (int64_t j = 0; j < n_out; j += 16) {
           const __mmask16 m =
@@ -156,11 +163,32 @@ void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, i
           __m512 v = _mm512_set1_ps(low);
           for (int64_t k = 0; k < K; ++k) {
             // Taps past the row's end (pad_e or beyond) read `lowest`, like skipped taps.
-            v = _mm512_max_ps(_mm512_loadu_ps(buf.data() + j + k * dil), v);
+            const float* t = bp + stride * j + k * dil;
+            const __m512 tap = stride == 1 ? _mm512_loadu_ps(t)
+                                           : _mm512_permutex2var_ps(_mm512_loadu_ps(t), even, _mm512_loadu_ps(t + 16));
+            v = _mm512_max_ps(tap, v);
           }
           _mm512_mask_storeu_ps(dst + j, m, v);
         }
       }
+      return;
+    }
+    if (inner >= 16) {  // rows of `inner` values: max_ps(src, dst) keeps std::max(dst, src)
+      const __m512 lv = _mm512_set1_ps(std::numeric_limits<float>::lowest());
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < n_out; ++j) {
+          float* dst = out + (o * n_out + j) * inner;
+          const int64_t start = j * stride - pad_b;
+          int64_t first, last;
+          tap_range(start, dil, K, 0, n_in, first, last);
+          for (int64_t i = 0; i < inner; i += 16) {
+            const __mmask16 m = inner - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (inner - i)) - 1);
+            __m512 v = lv;
+            for (int64_t k = first; k < last; ++k)
+              v = _mm512_max_ps(_mm512_maskz_loadu_ps(m, in + (o * n_in + start + k * dil) * inner + i), v);
+            _mm512_mask_storeu_ps(dst + i, m, v);
+          }
+        }
       return;
     }
   }
@@ -179,15 +207,71 @@ void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, i
     }
 }
 
+// 2-D f32 MaxPool whose windows all lie inside the input (no padding reached), one output row at
+// a time without staging buffers. Each window folds as max_axis does (its W taps, then its H
+// taps, each fold from lowest with max_ps(tap, acc)), so results equal the separable passes bit
+// for bit, NaN included. 2x2 windows with stride 2 take 16 outputs at a time on AVX-512 builds.
+// Returns false (nothing written) when a window would reach padding.
+bool max_pool_2d_inside(const KernelContext& ctx, const WindowGeom& g, int64_t planes, const float* x, float* y) {
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t KH = g.k[1], KW = g.k[2], sh = g.stride[1], sw = g.stride[2], dh = g.dil[1], dw = g.dil[2];
+  if (g.in[0] != 1 || g.out[0] != 1 || g.k[0] != 1 || g.pad_b[1] != 0 || g.pad_b[2] != 0) return false;
+  if (OH < 1 || OW < 1 || (OH - 1) * sh + (KH - 1) * dh >= H || (OW - 1) * sw + (KW - 1) * dw >= W) return false;
+  const float low = std::numeric_limits<float>::lowest();
+  const auto fold = [](float acc, float tap) { return tap > acc ? tap : acc; };  // max_ps(tap, acc)
+  ctx.parallel_for(planes * OH, W * KH * 2, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t pl = r / OH, oh = r % OH;
+      const float* xr = x + pl * H * W + oh * sh * W;
+      float* yr = y + pl * OH * OW + oh * OW;
+      int64_t ow = 0;
+#if defined(__AVX512F__)
+      if (KH == 2 && KW == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1) {
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+        const __m512 lv = _mm512_set1_ps(low);
+        for (; ow < OW; ow += 16) {
+          const int64_t n = std::min<int64_t>(16, OW - ow);  // outputs; 2n inputs per row
+          const __mmask16 m_out = static_cast<__mmask16>((1u << n) - 1);
+          const __mmask16 m_lo = static_cast<__mmask16>(n >= 8 ? 0xFFFF : (1u << (2 * n)) - 1);
+          const __mmask16 m_hi = static_cast<__mmask16>(n <= 8 ? 0 : (1u << (2 * n - 16)) - 1);
+          __m512 h[2];
+          for (int k = 0; k < 2; ++k) {
+            const float* src = xr + k * W + 2 * ow;
+            const __m512 a = _mm512_maskz_loadu_ps(m_lo, src), c = _mm512_maskz_loadu_ps(m_hi, src + 16);
+            h[k] = _mm512_max_ps(_mm512_permutex2var_ps(a, odd, c), _mm512_max_ps(_mm512_permutex2var_ps(a, even, c), lv));
+          }
+          _mm512_mask_storeu_ps(yr + ow, m_out, _mm512_max_ps(h[1], _mm512_max_ps(h[0], lv)));
+        }
+      }
+#endif
+      for (; ow < OW; ++ow) {
+        float v = low;
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const float* t = xr + kh * dh * W + ow * sw;
+          float hv = low;
+          for (int64_t kw = 0; kw < KW; ++kw) hv = fold(hv, t[kw * dw]);
+          v = fold(v, hv);
+        }
+        yr[ow] = v;
+      }
+    }
+  });
+  return true;
+}
+
 // MaxPool without Indices as three separable 1-D passes (W, then H, then D) per plane.
 template <class T>
 void max_pool_separable(const KernelContext& ctx, const WindowGeom& g, int64_t planes, const T* x,
                         T* y) {
   using A = std::conditional_t<std::is_arithmetic_v<T>, T, float>;
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2], OD = g.out[0], OH = g.out[1], OW = g.out[2];
+  if constexpr (std::is_same_v<T, float>)
+    if (max_pool_2d_inside(ctx, g, planes, x, y)) return;
   ctx.parallel_for(planes, g.in_size() * (g.k[0] + g.k[1] + g.k[2]), [&](int64_t b, int64_t e) {
-    std::vector<A> src(static_cast<size_t>(g.in_size())), t1(static_cast<size_t>(D * H * OW)),
-        t2(static_cast<size_t>(D * OH * OW)), t3(static_cast<size_t>(OD * OH * OW));
+    static thread_local std::vector<A> t1;
+    if (t1.size() < static_cast<size_t>(D * H * OW)) t1.resize(static_cast<size_t>(D * H * OW));
+    std::vector<A> src, t2, t3;  // staging for the 3-D and converted cases only
     for (int64_t pl = b; pl < e; ++pl) {
       const T* xp = x + pl * g.in_size();
       if constexpr (std::is_same_v<T, A>) {
@@ -198,6 +282,11 @@ void max_pool_separable(const KernelContext& ctx, const WindowGeom& g, int64_t p
                    g.dil[1], g.k[1]);
           continue;
         }
+      }
+      if (src.empty()) {
+        src.resize(static_cast<size_t>(g.in_size()));
+        t2.resize(static_cast<size_t>(D * OH * OW));
+        t3.resize(static_cast<size_t>(OD * OH * OW));
       }
       for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<A>(xp[i]);
       max_axis(src.data(), t1.data(), D * H, W, 1, OW, g.stride[2], g.pad_b[2], g.dil[2], g.k[2]);
@@ -230,7 +319,7 @@ Kernel make_pool(const ir::Node& node, PoolKind kind) {
     const ir::Tensor& x = ctx.in(0);
     const WindowGeom g = conv_geometry(n, a.w, x.dims(), a.w.kernel_shape, true);
     const int64_t N = x.dims()[0], C = x.dims()[1];
-    ir::Tensor& y = ctx.alloc_output(0, x.dtype(), g.out_dims(N, C));
+    ir::Tensor& y = ctx.alloc_output_overwritten(0, x.dtype(), g.out_dims(N, C));  // every element is written
     int64_t* idx = nullptr;
     if (a.kind == PoolKind::Max && ctx.num_outputs() > 1 && ctx.wants_output(1))
       idx = ctx.alloc_output(1, DType::I64, g.out_dims(N, C)).mutable_data<int64_t>().data();
