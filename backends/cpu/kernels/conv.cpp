@@ -312,9 +312,12 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
     mc = ((mg + parts - 1) / parts + 5) / 6 * 6;
   }
   const int64_t msplit = (mg + mc - 1) / mc;
-  // Horizontal stride 1 on rows of 16 or more outputs: the direct kernel reads the input in place.
+  // Horizontal stride 1: the direct kernel reads the input in place, one output row at a time in
+  // 32-lane tiles. Rows that fill less than 3/4 of their tiles' lanes (16 of 32, 40 of 64) go
+  // through im2col and the GEMM's full tiles instead.
+  const int64_t row_lanes = (g.out[2] + 31) / 32 * 32;
   const bool direct = std::is_same_v<T, float> && !pointwise && g.in[0] == 1 && g.k[0] == 1 &&
-                      g.stride[2] == 1 && g.out[2] >= 16;
+                      g.stride[2] == 1 && g.out[2] * 4 >= row_lanes * 3;
   ctx.parallel_for(p.n * p.group * blocks * msplit, mc * K * nb, [&](int64_t b, int64_t e) {
     std::vector<T> col(pointwise || direct ? 0 : static_cast<size_t>(K * nb));
     for (int64_t item = b; item < e; ++item) {
