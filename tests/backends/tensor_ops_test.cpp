@@ -564,3 +564,22 @@ TEST_CASE("tensor_ops: Identity passes sequences and empty optionals through") {
   auto none = ex.run({{"x", backends::RValue::none()}});
   CHECK(none[0].kind == backends::RValue::Kind::None);
 }
+
+TEST_CASE("tensor_ops: batched 2-D Transpose of 4-byte elements (whole 16x16 register blocks and tails)") {
+  for (const V64& dims : {V64{2, 64, 96}, V64{1, 85, 71}, V64{3, 33, 32}, V64{1, 16, 16}}) {
+    CAPTURE(dims[1]);
+    CAPTURE(dims[2]);
+    const int64_t B = dims[0], R = dims[1], C = dims[2];
+    std::vector<int32_t> x(static_cast<size_t>(B * R * C));
+    for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<int32_t>(k * 7 + 1);
+    Tensor y = OpTest("Transpose", 13).is("perm", {0, 2, 1}).in(tensor<int32_t>(dims, x)).run1();
+    REQUIRE(y.dims() == V64{B, C, R});
+    auto d = vals<int32_t>(y);
+    int bad = 0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = 0; r < R; ++r)
+          bad += d[static_cast<size_t>((b * C + c) * R + r)] != x[static_cast<size_t>((b * R + r) * C + c)];
+    CHECK(bad == 0);
+  }
+}

@@ -173,7 +173,7 @@ void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, i
       }
       return;
     }
-    if (inner >= 16) {  // rows of `inner` values: max_ps(src, dst) keeps std::max(dst, src)
+    if (inner >= 8) {  // rows of `inner` values: max_ps(src, dst) keeps std::max(dst, src)
       const __m512 lv = _mm512_set1_ps(std::numeric_limits<float>::lowest());
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t j = 0; j < n_out; ++j) {

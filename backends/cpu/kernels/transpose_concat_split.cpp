@@ -7,6 +7,9 @@
 // generic strided copy.
 // Not supported: packed sub-byte dtypes (u4, i4, f4e2m1).
 #include <algorithm>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <cstdint>
 
 #include "backends/cpu/kernels/kernel_util.h"
@@ -20,8 +23,38 @@ using namespace tensor_ops;
 using ir::DType;
 using ir::Tensor;
 
+#if defined(__AVX512F__)
+// The 16x16 block at s (row stride ls) transposed into d (row stride ld), in registers: 16 loads,
+// 64 shuffles, 16 stores.
+inline void transpose_16x16(const uint32_t* s, int64_t ls, uint32_t* d, int64_t ld) {
+  __m512i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(s + i * ls);
+  for (int i = 0; i < 16; i += 2) {  // 32-bit interleave of row pairs
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // 64-bit interleave
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  // r[4q + k] now holds, in each 128-bit lane L, column 4L + k of rows 4q..4q+3.
+  for (int k = 0; k < 4; ++k) {
+    const __m512i a = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88), b = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xDD);
+    const __m512i c = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x88), e = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xDD);
+    // a: lanes 0,2 of rows 0-3 then 4-7; c: the same for rows 8-15.
+    _mm512_storeu_si512(d + (k + 0) * ld, _mm512_shuffle_i32x4(a, c, 0x88));
+    _mm512_storeu_si512(d + (k + 8) * ld, _mm512_shuffle_i32x4(a, c, 0xDD));
+    _mm512_storeu_si512(d + (k + 4) * ld, _mm512_shuffle_i32x4(b, e, 0x88));
+    _mm512_storeu_si512(d + (k + 12) * ld, _mm512_shuffle_i32x4(b, e, 0xDD));
+  }
+}
+#endif
+
 // dst[b][c][r] = src[b][r][c] for `batch` row-major [rows, cols] matrices of 4-byte elements,
-// in 32x32 tiles (both the reads and the writes stay within 32 cache lines).
+// in 32x32 tiles (both the reads and the writes stay within 32 cache lines); whole 16x16 blocks
+// are transposed in registers on AVX-512 builds.
 void transpose_batched_4(const KernelContext& ctx, const uint32_t* src, uint32_t* dst,
                          int64_t batch, int64_t rows, int64_t cols) {
   constexpr int64_t kT = 32;
@@ -33,10 +66,18 @@ void transpose_batched_4(const KernelContext& ctx, const uint32_t* src, uint32_t
       uint32_t* d = dst + bi * rows * cols;
       for (int64_t c0 = 0; c0 < ct * kT; c0 += kT) {
         const int64_t c1 = std::min(c0 + kT, cols);
+        // Rows [r0, rf) x columns [c0, cf) in whole 16x16 blocks (AVX-512), the rest one by one.
+        int64_t rf = r0, cf = c0;
+#if defined(__AVX512F__)
+        rf = r0 + (r1 - r0) / 16 * 16;
+        cf = c0 + (c1 - c0) / 16 * 16;
+        for (int64_t rb = r0; rb < rf; rb += 16)
+          for (int64_t cb = c0; cb < cf; cb += 16) transpose_16x16(s + rb * cols + cb, cols, d + cb * rows + rb, rows);
+#endif
         for (int64_t c = c0; c < c1; ++c) {
           uint32_t* __restrict dr = d + c * rows;
           const uint32_t* __restrict sc = s + c;
-          for (int64_t r = r0; r < r1; ++r) dr[r] = sc[r * cols];
+          for (int64_t r = c < cf ? rf : r0; r < r1; ++r) dr[r] = sc[r * cols];
         }
       }
     }
