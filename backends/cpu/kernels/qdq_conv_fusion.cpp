@@ -117,7 +117,7 @@ inline __m512 act16(__m512 v, const Epilogue& e) {
       return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), v, hi);
     }
     case A::Sigmoid: return avx512::sigmoid_ps(v);
-    case A::SiLU: return _mm512_mul_ps(v, avx512::sigmoid_ps(v));
+    case A::SiLU: return avx512::silu_ps(v);
     case A::LeakyRelu:
       return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_mul_ps(v, _mm512_set1_ps(e.alpha)));
     case A::HardSigmoid:
