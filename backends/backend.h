@@ -108,6 +108,9 @@ struct FusedKernel {
   Kernel kernel;                          // runs at the first node's position, as that node
   std::vector<const ir::Node*> absorbed;  // later nodes whose work the kernel does (skipped)
   const ir::Value* output = nullptr;      // the value the kernel's output 0 is
+  /// The values the kernel reads as its inputs; empty: the first node's inputs. The executor
+  /// keeps them alive until the kernel has run.
+  std::vector<const ir::Value*> inputs;
 };
 
 /// Whether a backend runs a node, and why not.

@@ -215,6 +215,10 @@ void Executor::prepare(const ir::Graph& g) {
   for (const ir::Value* v : g.initializers) plan.initializers.emplace(v, RValue::of(*v->initializer));
   compute_constants(g, plan);
   plan_fusion(g, plan);
+  // A fused kernel that reads other values than its node's inputs keeps them alive until it runs.
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const ir::Value* v : plan.fused_in[i])
+      if (v && v->owner == &g) last_use[v] = std::max(last_use.at(v), i);
   // Nodes that repeat an earlier one take its outputs, which then live until the repeat.
   plan.alias_of.assign(nodes.size(), -1);
   if (opts_.fuse) {
@@ -278,7 +282,15 @@ void Executor::assign_slots(const ir::Graph& g, GraphPlan& plan) {
   plan.release_slots.resize(nodes.size());
   plan.fused_out_slot.assign(nodes.size(), -1);
   plan.in_constants.resize(nodes.size());
+  plan.fused_in_slots.resize(nodes.size());
+  plan.fused_in_constants.resize(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const ir::Value* v : plan.fused_in[i]) {
+      plan.fused_in_slots[i].push_back(find(v));
+      auto it = v && v->owner == &g && std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end()
+                    ? plan.initializers.find(v) : plan.initializers.end();
+      plan.fused_in_constants[i].push_back(it == plan.initializers.end() ? nullptr : &it->second);
+    }
     for (const ir::Value* v : nodes[i]->inputs) {
       plan.in_slots[i].push_back(find(v));
       // A graph input's slot comes first (a feed overrides an initializer); a Constant node's
@@ -302,6 +314,7 @@ void Executor::plan_fusion(const ir::Graph& g, GraphPlan& plan) {
   const auto& nodes = g.nodes();
   plan.fused.assign(nodes.size(), nullptr);
   plan.fused_out.assign(nodes.size(), nullptr);
+  plan.fused_in.assign(nodes.size(), {});
   plan.skip.assign(nodes.size(), 0);
   if (!opts_.fuse) return;
   std::unordered_map<const ir::Node*, size_t> index;
@@ -319,6 +332,7 @@ void Executor::plan_fusion(const ir::Graph& g, GraphPlan& plan) {
     if (!ok) continue;
     for (const ir::Node* a : fk->absorbed) plan.skip[index.at(a)] = 1;
     plan.fused_out[i] = fk->output;
+    plan.fused_in[i] = fk->inputs;
     plan.fused[i] = &fused_kernels_.emplace(nodes[i], std::move(fk->kernel)).first->second;
   }
 }
@@ -448,13 +462,17 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
     const Backend& nb = *plan.backends[ni];
     const auto& hi = plan.host_inputs[ni];
     const auto& so = plan.shape_only_inputs[ni];
-    const auto& in_slots = plan.in_slots[ni];
+    // A fused kernel may read other values than the node's inputs (FusedKernel::inputs).
+    const bool own_inputs = fuse && plan.fused[ni] && !plan.fused_in[ni].empty();
+    const size_t n_in = own_inputs ? plan.fused_in[ni].size() : n->inputs.size();
+    const auto& in_slots = own_inputs ? plan.fused_in_slots[ni] : plan.in_slots[ni];
+    const auto& in_consts = own_inputs ? plan.fused_in_constants[ni] : plan.in_constants[ni];
     ins.clear();
-    for (size_t j = 0; j < n->inputs.size(); ++j) {
-      const ir::Value* v = n->inputs[j];
+    for (size_t j = 0; j < n_in; ++j) {
+      const ir::Value* v = own_inputs ? plan.fused_in[ni][j] : n->inputs[j];
       if (!v) { ins.push_back(nullptr); continue; }
       const RValue* rv = scope.local(in_slots[j]);
-      if (!rv) rv = plan.in_constants[ni][j];
+      if (!rv) rv = in_consts[j];
       if (!rv) rv = scope.find(v);
       if (!rv) throw ModelError(n->describe() + ": input '" + v->name + "' has no value (undefined or not yet computed)");
       if (!so.empty() && std::find(so.begin(), so.end(), j) != so.end()) {

@@ -121,6 +121,8 @@ class Executor {
     std::vector<int32_t> input_slots;
     std::vector<std::vector<int32_t>> in_slots, out_slots;
     std::vector<int32_t> fused_out_slot;
+    std::vector<std::vector<int32_t>> fused_in_slots;
+    std::vector<std::vector<const RValue*>> fused_in_constants;
     // Per node and input: the initializer's value when the input is an initializer that no
     // graph input overrides (nullptr otherwise).
     std::vector<std::vector<const RValue*>> in_constants;
@@ -131,6 +133,7 @@ class Executor {
     std::vector<std::vector<int32_t>> release_slots;  // release_after's values that have a slot
     std::vector<const Kernel*> fused;
     std::vector<const ir::Value*> fused_out;
+    std::vector<std::vector<const ir::Value*>> fused_in;  // FusedKernel::inputs (empty: the node's)
     std::vector<char> skip;
     // alias_of[i] >= 0: node i repeats node alias_of[i] (duplicate_nodes.h) and takes its outputs.
     std::vector<int64_t> alias_of;

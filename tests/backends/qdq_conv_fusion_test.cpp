@@ -196,6 +196,12 @@ TEST_CASE("qdq conv fusion: fused groups match the unfused QDQ nodes within one 
       const auto fk = backends::cpu::fuse_qdq_conv(*b.start);
       REQUIRE(fk.has_value());
       CHECK(fk->output == b.model.graph->outputs[0]);
+      if (b.start->is("Conv")) {  // x read by a second node: the kernel reads the u8 x itself
+        REQUIRE(fk->inputs.size() == 1);
+        CHECK(fk->inputs[0] == b.start->inputs[0]->producer->inputs[0]);
+      } else {
+        CHECK(fk->inputs.empty());
+      }
       const Tensor x = random_x(c, 11);
       const Tensor want = run(b.model, x, false);
       backends::cpu::set_int8_simd_enabled(simd);

@@ -80,7 +80,6 @@ struct QConv {
   int64_t group = 1, M = 0, cg = 0, kk = 0;  // kk: taps per input channel
   std::vector<int64_t> wdims;
   bool depthwise = false;
-  bool x_float = false;           // the kernel receives the dequantized f32 x (starts at the Conv)
   std::vector<float> xs, xz;      // size 1 or C
   std::vector<PackedS8> packed;   // per group (general path)
   std::vector<float> wf;          // depthwise: w as f32 [M][kk]
@@ -420,31 +419,11 @@ Kernel make_kernel(std::shared_ptr<const QConv> q) {
   return [q](KernelContext& ctx) {
     const ir::Node& nd = *q->conv;
     const ir::Tensor& xt = ctx.in(0);
-    static thread_local std::vector<uint8_t> requant;
     const uint8_t* x = nullptr;
-    if (q->x_float) {
-      if (xt.dtype() != DType::F32) throw ModelError(nd.describe() + ": X must be f32");
-      const auto& d = xt.dims();
-      if (d.size() != 4) throw ModelError(nd.describe() + ": X must have rank 4");
-      const int64_t C = d[1], HW = d[2] * d[3];
-      if (q->xs.size() != 1 && static_cast<int64_t>(q->xs.size()) != C)
-        throw ModelError(nd.describe() + ": x scale does not match the channels of X");
-      if (requant.size() < static_cast<size_t>(xt.numel())) requant.resize(static_cast<size_t>(xt.numel()));
-      const float* xf = xt.data<float>().data();
-      uint8_t* rq = requant.data();  // (a thread_local named inside the lambda would be the worker's)
-      ctx.parallel_for(d[0] * C, HW, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const size_t ci = q->xs.size() == 1 ? 0 : static_cast<size_t>(r % C);
-          quantize_row_u8(xf + r * HW, HW, q->xs[ci], q->xz[ci], rq + r * HW, true);  // on-grid values: exact
-        }
-      });
-      x = requant.data();
-    } else {
-      if (xt.dtype() != DType::U8) throw ModelError(nd.describe() + ": quantized X must be u8");
-      if (q->xs.size() != 1 && (xt.rank() < 2 || static_cast<int64_t>(q->xs.size()) != xt.dims()[1]))
-        throw ModelError(nd.describe() + ": x scale does not match the channels of X");
-      x = xt.data<uint8_t>().data();
-    }
+    if (xt.dtype() != DType::U8) throw ModelError(nd.describe() + ": quantized X must be u8");
+    if (q->xs.size() != 1 && (xt.rank() < 2 || static_cast<int64_t>(q->xs.size()) != xt.dims()[1]))
+      throw ModelError(nd.describe() + ": x scale does not match the channels of X");
+    x = xt.data<uint8_t>().data();
     const ConvProblem p = conv_problem(nd, q->attrs, q->group, xt.dims(), q->wdims);
     ir::Tensor& y = ctx.alloc_output_overwritten(0, q->quant_out ? q->out_dt : DType::F32, p.g.out_dims(p.n, p.m));
     std::byte* out = y.mutable_raw();
@@ -459,7 +438,7 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
   if (!n.domain.empty() || !one_output(n)) return std::nullopt;
   const ir::Node* conv = nullptr;
   const ir::Node* xdq = nullptr;
-  bool x_float = false;
+  bool reads_quantized_x = false;  // starts at the Conv: reads the u8 x the DequantizeLinear reads
   if (n.is("DequantizeLinear")) {
     if (n.inputs.empty() || !n.inputs[0] || n.inputs[0]->initializer || dq_producer(n.outputs[0]) != &n) return std::nullopt;
     const ir::Node* r = only_reader(n.outputs[0]);
@@ -472,15 +451,15 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
     if (n.inputs.empty()) return std::nullopt;
     xdq = dq_producer(n.inputs[0]);
     if (!xdq || only_reader(n.inputs[0]) == &n) return std::nullopt;  // the DequantizeLinear start covers it
+    if (!xdq->inputs[0]) return std::nullopt;
     conv = &n;
-    x_float = true;
+    reads_quantized_x = true;
   } else {
     return std::nullopt;
   }
   if (!one_output(*conv) || conv->inputs.size() < 2 || !conv->inputs[1]) return std::nullopt;
   auto q = std::make_shared<QConv>();
   q->conv = conv;
-  q->x_float = x_float;
   // x: u8 with constant per-tensor (or per-channel) scale and zero point.
   auto xp = qparams(*xdq);
   if (!xp || xp->zp_dtype != DType::U8) return std::nullopt;
@@ -535,6 +514,7 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
   // The activation and the output QuantizeLinear.
   FusedKernel fk;
   if (xdq == &n) fk.absorbed.push_back(conv);
+  if (reads_quantized_x) fk.inputs = {xdq->inputs[0]};
   const ir::Value* v = conv->outputs[0];
   if (auto m = match_activation(v, DType::F32)) {
     using A = ActivationMatch::Act;

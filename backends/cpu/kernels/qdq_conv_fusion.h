@@ -10,7 +10,7 @@
 //
 // The fusion starts at the x DequantizeLinear when the Conv alone reads its output (the kernel
 // then reads the u8 tensor directly); when other nodes read the dequantized x too, it starts at
-// the Conv and quantizes the f32 x back to u8 (exact: the values lie on the quantization grid).
+// the Conv and still reads the u8 tensor the DequantizeLinear reads (FusedKernel::inputs).
 // The weight and bias DequantizeLinear nodes still run (their constant result is cached).
 #pragma once
 #include <optional>
