@@ -35,6 +35,19 @@ const ir::Tensor* constant_of(const ir::Value* v, ir::DType dt) {
   return t && t->dtype() == dt ? t : nullptr;
 }
 
+std::optional<float> scalar_f32_constant(const ir::Value* v) {
+  const ir::Tensor* t = constant_of(v, ir::DType::F32);
+  if (!t || t->numel() != 1 || t->rank() > 1) return std::nullopt;
+  return t->data<float>()[0];
+}
+
+const ir::Value* other_input(const ir::Node& n, const ir::Value* v) {
+  if (n.inputs.size() != 2) return nullptr;
+  if (n.inputs[0] == v && n.inputs[1] != v) return n.inputs[1];
+  if (n.inputs[1] == v && n.inputs[0] != v) return n.inputs[0];
+  return nullptr;
+}
+
 namespace {
 
 // SiLU: v read by exactly Sigmoid(v) and Mul(v, Sigmoid(v)).

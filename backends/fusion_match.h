@@ -29,6 +29,11 @@ bool one_output(const ir::Node& n);
 /// The initializer of v, or the `value` tensor of the Constant node producing v in the same
 /// graph, when its dtype is dt; else null.
 const ir::Tensor* constant_of(const ir::Value* v, ir::DType dt);
+/// The f32 value of a constant of one element and rank 0 or 1 (so it never changes a broadcast
+/// shape), or nullopt.
+std::optional<float> scalar_f32_constant(const ir::Value* v);
+/// The other input of the two-input node n reading v once (v as input 0 or 1), or null.
+const ir::Value* other_input(const ir::Node& n, const ir::Value* v);
 /// The activation that alone reads v (or the Sigmoid->Mul pair of SiLU), with Clip bounds that
 /// are scalar constants of dtype bound_dtype (f32 or f16); nullopt when there is none.
 std::optional<ActivationMatch> match_activation(const ir::Value* v, ir::DType bound_dtype);

@@ -42,21 +42,6 @@ bool last_axis_mean(const ir::Node& n, const ir::Value* x, const ir::Value* shap
   return shaped->shape.dims && axes[0] >= 0 && axes[0] + 1 == static_cast<int64_t>(shaped->shape.dims->size());
 }
 
-// The f32 scalar value of a constant input (numel 1), or nullopt.
-std::optional<float> scalar_f32(const ir::Value* v) {
-  const ir::Tensor* t = constant_of(v, DType::F32);
-  if (!t || t->numel() != 1) return std::nullopt;
-  return t->data<float>()[0];
-}
-
-// For a commutative binary node reading `v`: the other input.
-const ir::Value* other_input(const ir::Node& n, const ir::Value* v) {
-  if (n.inputs.size() != 2) return nullptr;
-  if (n.inputs[0] == v && n.inputs[1] != v) return n.inputs[1];
-  if (n.inputs[1] == v && n.inputs[0] != v) return n.inputs[0];
-  return nullptr;
-}
-
 struct LayerNormPlan {
   float eps = 0.f;
   std::vector<float> gamma, beta;  // empty when absent; size 1 broadcasts
@@ -108,14 +93,14 @@ std::optional<FusedKernel> fuse_layer_norm(const ir::Node& n) {
     if (u.user->is("Pow")) pow = u.user;
     else if (u.user->is("Div")) div = u.user;
   }
-  if (!pow || !div || pow->inputs.size() != 2 || pow->inputs[0] != d || scalar_f32(pow->inputs[1]) != 2.f)
+  if (!pow || !div || pow->inputs.size() != 2 || pow->inputs[0] != d || scalar_f32_constant(pow->inputs[1]) != 2.f)
     return std::nullopt;
   const ir::Node* mean2 = only_reader(pow->outputs[0]);
   if (!mean2 || !last_axis_mean(*mean2, pow->outputs[0], x)) return std::nullopt;
   // Both means reduce the last axis of tensors of one shape (Pow keeps d's shape).
   const ir::Node* add_eps = next_node(mean2->outputs[0], "Add");
   if (!add_eps) return std::nullopt;
-  const auto eps = scalar_f32(other_input(*add_eps, mean2->outputs[0]));
+  const auto eps = scalar_f32_constant(other_input(*add_eps, mean2->outputs[0]));
   if (!eps) return std::nullopt;
   const ir::Node* sqrt = next_node(add_eps->outputs[0], "Sqrt");
   if (!sqrt || sqrt->inputs.size() != 1 || only_reader(sqrt->outputs[0]) != div) return std::nullopt;

@@ -22,21 +22,6 @@ namespace {
 
 const ir::Tensor* f32_constant(const ir::Value* v) { return constant_of(v, ir::DType::F32); }
 
-// An f32 scalar constant (rank 0 or [1], so it never changes the broadcast shape).
-std::optional<float> scalar_constant(const ir::Value* v) {
-  const ir::Tensor* t = f32_constant(v);
-  if (!t || t->numel() != 1 || t->rank() > 1) return std::nullopt;
-  return t->data<float>()[0];
-}
-
-// The other input of a two-input node that reads v, or null.
-const ir::Value* other_input(const ir::Node& u, const ir::Value* v) {
-  if (u.inputs.size() != 2) return nullptr;
-  if (u.inputs[0] == v && u.inputs[1] != v) return u.inputs[1];
-  if (u.inputs[1] == v && u.inputs[0] != v) return u.inputs[0];
-  return nullptr;
-}
-
 struct Gelu {
   float div = 0.f, add = 0.f, mul = 0.f;
 };
@@ -55,16 +40,16 @@ std::optional<std::pair<Gelu, std::vector<const ir::Node*>>> gelu_after(const ir
   }
   if (!d || !m1) return std::nullopt;
   Gelu g;
-  auto c1 = scalar_constant(d->inputs[1]);
+  auto c1 = scalar_f32_constant(d->inputs[1]);
   const ir::Node* e = only_reader(d->outputs[0]);
   if (!c1 || !e || !e->is("Erf") || !one_output(*e)) return std::nullopt;
   const ir::Node* a = only_reader(e->outputs[0]);
   if (!a || !a->is("Add") || !one_output(*a)) return std::nullopt;
-  auto c2 = scalar_constant(other_input(*a, e->outputs[0]));
+  auto c2 = scalar_f32_constant(other_input(*a, e->outputs[0]));
   if (!c2 || only_reader(a->outputs[0]) != m1 || other_input(*m1, v) != a->outputs[0]) return std::nullopt;
   const ir::Node* m2 = only_reader(m1->outputs[0]);
   if (!m2 || !m2->is("Mul") || !one_output(*m2)) return std::nullopt;
-  auto c3 = scalar_constant(other_input(*m2, m1->outputs[0]));
+  auto c3 = scalar_f32_constant(other_input(*m2, m1->outputs[0]));
   if (!c3) return std::nullopt;
   g.div = *c1;
   g.add = *c2;
