@@ -284,24 +284,22 @@ void Executor::assign_slots(const ir::Graph& g, GraphPlan& plan) {
   plan.in_constants.resize(nodes.size());
   plan.fused_in_slots.resize(nodes.size());
   plan.fused_in_constants.resize(nodes.size());
+  // The initializer or Constant value read for v, when no graph input holds it (a graph input's
+  // slot comes first: a feed overrides an initializer). A Constant node's output has a slot too,
+  // filled only when the node runs (fusion off), so the slot is looked at first at run time.
+  auto constant = [&](const ir::Value* v) -> const RValue* {
+    if (!v || v->owner != &g || std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end()) return nullptr;
+    auto it = plan.initializers.find(v);
+    return it == plan.initializers.end() ? nullptr : &it->second;
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const ir::Value* v : plan.fused_in[i]) {
       plan.fused_in_slots[i].push_back(find(v));
-      auto it = v && v->owner == &g && std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end()
-                    ? plan.initializers.find(v) : plan.initializers.end();
-      plan.fused_in_constants[i].push_back(it == plan.initializers.end() ? nullptr : &it->second);
+      plan.fused_in_constants[i].push_back(constant(v));
     }
     for (const ir::Value* v : nodes[i]->inputs) {
       plan.in_slots[i].push_back(find(v));
-      // A graph input's slot comes first (a feed overrides an initializer); a Constant node's
-      // output has a slot too, filled only when the node runs (fusion off).
-      const RValue* c = nullptr;
-      const bool is_input = std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end();
-      if (v && v->owner == &g && !is_input) {
-        auto it = plan.initializers.find(v);
-        if (it != plan.initializers.end()) c = &it->second;
-      }
-      plan.in_constants[i].push_back(c);
+      plan.in_constants[i].push_back(constant(v));
     }
     for (const ir::Value* o : nodes[i]->outputs) plan.out_slots[i].push_back(find(o));
     plan.fused_out_slot[i] = plan.fused[i] ? find(plan.fused_out[i]) : -1;

@@ -419,11 +419,10 @@ Kernel make_kernel(std::shared_ptr<const QConv> q) {
   return [q](KernelContext& ctx) {
     const ir::Node& nd = *q->conv;
     const ir::Tensor& xt = ctx.in(0);
-    const uint8_t* x = nullptr;
     if (xt.dtype() != DType::U8) throw ModelError(nd.describe() + ": quantized X must be u8");
     if (q->xs.size() != 1 && (xt.rank() < 2 || static_cast<int64_t>(q->xs.size()) != xt.dims()[1]))
       throw ModelError(nd.describe() + ": x scale does not match the channels of X");
-    x = xt.data<uint8_t>().data();
+    const uint8_t* x = xt.data<uint8_t>().data();
     const ConvProblem p = conv_problem(nd, q->attrs, q->group, xt.dims(), q->wdims);
     ir::Tensor& y = ctx.alloc_output_overwritten(0, q->quant_out ? q->out_dt : DType::F32, p.g.out_dims(p.n, p.m));
     std::byte* out = y.mutable_raw();
