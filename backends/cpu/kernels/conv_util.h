@@ -79,6 +79,12 @@ template <class T>
 bool depthwise_fast(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w,
                     const T* bias, T* y, const Epilogue* ep);
 
+/// Depthwise 2-D f32 conv, channel multiplier 1, 3x3 or 5x5, stride 1 or 2, no dilation, with
+/// 16 channels in the vector lanes (conv_depthwise_c16.cpp); the same values as depthwise_fast's
+/// per-plane kernel. False (nothing written) for another shape or without AVX-512.
+bool depthwise_c16_f32(const KernelContext& ctx, const ConvProblem& p, const float* x,
+                       const float* w, const float* bias, float* y, const Epilogue* ep);
+
 /// Row-major C[M,N] = A[M,K] * B[K,N] (+ C when accumulate), split over blocks of the larger
 /// output dim across the pool. lda/ldb/ldc are row strides; trans flags read A/B transposed
 /// (A stored [K,M] / B stored [N,K]).

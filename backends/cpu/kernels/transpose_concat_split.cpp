@@ -8,7 +8,7 @@
 // Not supported: packed sub-byte dtypes (u4, i4, f4e2m1).
 #include <algorithm>
 #if defined(__AVX512F__)
-#include <immintrin.h>
+#include "backends/cpu/kernels/transpose_avx512.h"
 #endif
 #include <cstdint>
 
@@ -24,31 +24,13 @@ using ir::DType;
 using ir::Tensor;
 
 #if defined(__AVX512F__)
-// The 16x16 block at s (row stride ls) transposed into d (row stride ld), in registers: 16 loads,
-// 64 shuffles, 16 stores.
+// The 16x16 block at s (row stride ls) transposed into d (row stride ld): 16 loads, 64
+// shuffles, 16 stores.
 inline void transpose_16x16(const uint32_t* s, int64_t ls, uint32_t* d, int64_t ld) {
-  __m512i r[16], t[16];
+  __m512i r[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(s + i * ls);
-  for (int i = 0; i < 16; i += 2) {  // 32-bit interleave of row pairs
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {  // 64-bit interleave
-    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-  }
-  // r[4q + k] now holds, in each 128-bit lane L, column 4L + k of rows 4q..4q+3.
-  for (int k = 0; k < 4; ++k) {
-    const __m512i a = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88), b = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xDD);
-    const __m512i c = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x88), e = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xDD);
-    // a: lanes 0,2 of rows 0-3 then 4-7; c: the same for rows 8-15.
-    _mm512_storeu_si512(d + (k + 0) * ld, _mm512_shuffle_i32x4(a, c, 0x88));
-    _mm512_storeu_si512(d + (k + 8) * ld, _mm512_shuffle_i32x4(a, c, 0xDD));
-    _mm512_storeu_si512(d + (k + 4) * ld, _mm512_shuffle_i32x4(b, e, 0x88));
-    _mm512_storeu_si512(d + (k + 12) * ld, _mm512_shuffle_i32x4(b, e, 0xDD));
-  }
+  avx512::transpose_16x16(r);
+  for (int i = 0; i < 16; ++i) _mm512_storeu_si512(d + i * ld, r[i]);
 }
 #endif
 
