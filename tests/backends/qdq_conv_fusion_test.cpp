@@ -182,6 +182,10 @@ const QCase kCases[] = {
     {"x read by a second node", 10, 12, 3, 1, 1, 1, "silu", true, true, true, true},
     {"depthwise, x read by a second node", 6, 6, 3, 6, 2, 1, "silu", true, false, true, true},
     {"wide 1x1", 40, 33, 1, 1, 1, 0, "silu", true, true, true, false, false, 13, 29},
+    // 16-channel groups with a channel tail (the channels-in-lanes depthwise kernel)
+    {"depthwise 3x3, 37 channels, 7x7", 37, 37, 3, 37, 1, 1, "hardswish", true, true, true, false, false, 7, 7},
+    {"depthwise 5x5 stride 2, 32 channels, f32 output", 32, 32, 5, 32, 2, 2, "silu", true, false, false, false, true, 14, 14},
+    {"depthwise 3x3 stride 2, 20 channels, x read twice", 20, 20, 3, 20, 2, 1, "clip", true, true, true, true, false, 15, 9},
 };
 
 }  // namespace
@@ -320,7 +324,8 @@ TEST_CASE("int8 row codecs: quantize_row_u8/s8 divide by the scale exactly as th
 TEST_CASE("qdq conv fusion: fused groups agree with ONNX Runtime on the same QDQ model") {
   REQUIRE_MESSAGE(test::have_onnxruntime(), test::kOrtMissing);
   for (const QCase& c : {QCase{"3x3 stride 2 pad 1", 6, 17, 3, 1, 2, 1, "silu"},
-                         QCase{"depthwise 3x3", 16, 16, 3, 16, 1, 1, "silu", true, false, true, false, false, 20, 21}}) {
+                         QCase{"depthwise 3x3", 16, 16, 3, 16, 1, 1, "silu", true, false, true, false, false, 20, 21},
+                         QCase{"depthwise 3x3 stride 2", 24, 24, 3, 24, 2, 1, "relu", true, true, true, false, true, 14, 14}}) {
     CAPTURE(c.name);
     const Built b = build(c, 21);
     test::TempDir tmp("mcc-qdq-conv");

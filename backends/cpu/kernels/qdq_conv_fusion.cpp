@@ -3,7 +3,8 @@
 // General convs: im2col into a packed u8 panel (padding reads the x zero point), u8 x s8 GEMM,
 // acc - x_zero_point * sum(w row). Depthwise convs (one input channel per group, one output
 // channel per group): (x - x_zero_point) and w are small integers held exactly in f32, so an f32
-// direct loop gives the exact integer sums.
+// direct loop gives the exact integer sums; 3x3/5x5 stride-1/2 ones run 16 channels per vector
+// (qdq_depthwise_c16.cpp), the rest one channel at a time here.
 #include "backends/cpu/kernels/qdq_conv_fusion.h"
 
 #include <algorithm>
@@ -15,12 +16,13 @@
 #ifdef __AVX512F__
 #include <immintrin.h>
 
-#include "backends/cpu/kernels/conv_act_avx512.h"
+#include "backends/cpu/kernels/qdq_epilogue_avx512.h"
 #endif
 
 #include "backends/cpu/kernels/conv_fusion.h"
 #include "backends/cpu/kernels/conv_util.h"
 #include "backends/cpu/kernels/int8_gemm.h"
+#include "backends/cpu/kernels/qdq_depthwise_c16.h"
 #include "backends/fusion_match.h"
 #include "ir/errors.h"
 #include "ir/op_attrs.h"
@@ -83,6 +85,7 @@ struct QConv {
   std::vector<float> xs, xz;      // size 1 or C
   std::vector<PackedS8> packed;   // per group (general path)
   std::vector<float> wf;          // depthwise: w as f32 [M][kk]
+  std::vector<float> dw_xz, dw_scale;  // depthwise: x zero point, x_scale * w_scale per channel
   std::vector<float> sc;          // per output channel: x_scale * w_scale (general path)
   std::vector<float> ws;          // per output channel w scale
   std::vector<float> bias;        // per output channel, empty when absent
@@ -102,33 +105,6 @@ void finish_row(const QConv& q, int64_t oc, float* tmp, int64_t nc, std::byte* o
 }
 
 #ifdef __AVX512F__
-// The activation of the epilogue on 16 lanes, in the f32 operations apply_epilogue uses.
-template <Epilogue::Act Act>
-inline __m512 act16(__m512 v, const Epilogue& e) {
-  using A = Epilogue::Act;
-  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.f);
-  switch (Act) {
-    case A::None: return v;
-    case A::Relu: return _mm512_max_ps(v, zero);
-    case A::Clip: {
-      const __m512 lo = _mm512_set1_ps(e.alpha), hi = _mm512_set1_ps(e.beta);
-      v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v, lo);
-      return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), v, hi);
-    }
-    case A::Sigmoid: return avx512::sigmoid_ps(v);
-    case A::SiLU: return avx512::silu_ps(v);
-    case A::LeakyRelu:
-      return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_mul_ps(v, _mm512_set1_ps(e.alpha)));
-    case A::HardSigmoid:
-      return _mm512_max_ps(zero, _mm512_min_ps(one, _mm512_fmadd_ps(v, _mm512_set1_ps(e.alpha), _mm512_set1_ps(e.beta))));
-    case A::HardSwish: {
-      const __m512 t = _mm512_add_ps(_mm512_div_ps(v, _mm512_set1_ps(6.f)), _mm512_set1_ps(0.5f));
-      return _mm512_mul_ps(v, _mm512_max_ps(zero, _mm512_min_ps(one, t)));
-    }
-  }
-  return v;
-}
-
 // One output row from 16-lane loads of the scaled accumulators plus bias: the activation, then
 // stored as f32 or quantized (x / y_scale as x * (1 / y_scale), round half to even, saturate;
 // NaN -> 0).
@@ -138,25 +114,16 @@ void finish_row_act(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte
   const __m512 inv = _mm512_set1_ps(q.quant_out ? 1.f / q.ys[c] : 1.f);
   const __m512i z = _mm512_set1_epi32(q.quant_out ? static_cast<int32_t>(q.yz[c]) : 0);
   const bool u8 = q.out_dt == DType::U8;
-  // Clamps before the conversion: beyond +-2^31 cvtps gives INT_MIN. min(big, t) keeps NaN, which
-  // converts to INT_MIN and so saturates to 0 (u8) / -128 (s8: fixed up by the NaN mask below).
-  const __m512 big = _mm512_set1_ps(1e9f), small = _mm512_set1_ps(-1e9f);
-  const __m512i lo = _mm512_set1_epi32(u8 ? 0 : -128);
   for (int64_t j = 0; j < nc; j += 16) {
     const __mmask16 mk = nc - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (nc - j)) - 1);
-    __m512 v = act16<Act>(load(j, mk), q.ep);
+    const __m512 v = avx512::qdq_act16<Act>(load(j, mk), q.ep);
     if (!q.quant_out) {
       _mm512_mask_storeu_ps(reinterpret_cast<float*>(out_base) + off + j, mk, v);
       continue;
     }
-    const __m512 t = _mm512_max_ps(small, _mm512_min_ps(big, _mm512_mul_ps(v, inv)));
-    __m512i qi = _mm512_max_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(t), z), lo);  // nearest even
-    if (u8) {
-      _mm_mask_storeu_epi8(reinterpret_cast<uint8_t*>(out_base) + off + j, mk, _mm512_cvtusepi32_epi8(qi));
-    } else {
-      qi = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q), qi, _mm512_setzero_si512());
-      _mm_mask_storeu_epi8(reinterpret_cast<int8_t*>(out_base) + off + j, mk, _mm512_cvtsepi32_epi8(qi));
-    }
+    const __m512i qi = avx512::qdq_quantize16(v, inv, z, u8);
+    if (u8) _mm_mask_storeu_epi8(reinterpret_cast<uint8_t*>(out_base) + off + j, mk, _mm512_cvtusepi32_epi8(qi));
+    else _mm_mask_storeu_epi8(reinterpret_cast<int8_t*>(out_base) + off + j, mk, _mm512_cvtsepi32_epi8(qi));
   }
 }
 
@@ -426,8 +393,21 @@ Kernel make_kernel(std::shared_ptr<const QConv> q) {
     const ConvProblem p = conv_problem(nd, q->attrs, q->group, xt.dims(), q->wdims);
     ir::Tensor& y = ctx.alloc_output_overwritten(0, q->quant_out ? q->out_dt : DType::F32, p.g.out_dims(p.n, p.m));
     std::byte* out = y.mutable_raw();
-    if (q->depthwise) run_depthwise(ctx, *q, p, x, out);
-    else run_general(ctx, *q, p, x, out);
+    if (!q->depthwise) {
+      run_general(ctx, *q, p, x, out);
+      return;
+    }
+    QdqDepthwise d;
+    d.w = q->wf.data();
+    d.x_zero = q->dw_xz.data();
+    d.scale = q->dw_scale.data();
+    d.bias = q->bias.empty() ? nullptr : q->bias.data();
+    d.ep = q->ep;
+    d.quant_out = q->quant_out;
+    d.out_u8 = q->out_dt == DType::U8;
+    d.y_scale = q->ys.data();
+    d.y_zero = q->yz.data();
+    if (!qdq_depthwise_c16(ctx, p, d, x, out)) run_depthwise(ctx, *q, p, x, out);
   };
 }
 
@@ -548,6 +528,12 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
   if (q->depthwise) {
     q->wf.resize(static_cast<size_t>(M * q->kk));
     for (size_t i = 0; i < q->wf.size(); ++i) q->wf[i] = static_cast<float>(wd[i]);
+    q->dw_xz = widen(q->xz, M);
+    q->dw_scale.resize(static_cast<size_t>(M));
+    for (int64_t c = 0; c < M; ++c) {
+      const size_t i = static_cast<size_t>(c);
+      q->dw_scale[i] = q->xs[q->xs.size() == 1 ? 0 : i] * q->ws[i];
+    }
   } else {
     const int64_t Mg = M / q->group, K = q->cg * q->kk;
     for (int64_t gi = 0; gi < q->group; ++gi) q->packed.push_back(pack_s8(wd + gi * Mg * K, Mg, K));

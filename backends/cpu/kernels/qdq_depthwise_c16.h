@@ -1,0 +1,33 @@
+// Channels-in-lanes kernel for the depthwise convs of the QDQ conv fusion (qdq_conv_fusion.h):
+// u8 x, exact-integer f32 weights, the f32 epilogue and the output quantization.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "backends/cpu/kernels/conv_fusion.h"
+#include "backends/cpu/kernels/conv_util.h"
+
+namespace mcc::backends::cpu {
+
+/// Per-channel parameters of one quantized depthwise conv (every array has one entry per channel).
+struct QdqDepthwise {
+  const float* w = nullptr;      // [C][kh * kw], s8 weights as exact f32 integers
+  const float* x_zero = nullptr;  // x zero point
+  const float* scale = nullptr;   // x_scale * w_scale
+  const float* bias = nullptr;    // f32 bias, or null
+  Epilogue ep;
+  bool quant_out = false;          // y quantized (else f32)
+  bool out_u8 = true;              // u8 (else s8) when quantized
+  const float* y_scale = nullptr;  // when quantized
+  const float* y_zero = nullptr;
+};
+
+/// y = quantize(act((sum over taps of w * (x - x_zero)) * scale + bias)) for a 2-D depthwise conv
+/// (channel multiplier 1) with a 3x3 or 5x5 kernel, stride 1 or 2 and no dilation, 16 channels at
+/// a time (qdq_depthwise_c16.cpp). The tap sums are exact integers, so the values equal the
+/// per-channel kernel's. False (nothing written) for another geometry, without AVX-512, or when
+/// the int8 SIMD kernels are switched off.
+bool qdq_depthwise_c16(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q,
+                       const uint8_t* x, std::byte* y);
+
+}  // namespace mcc::backends::cpu
