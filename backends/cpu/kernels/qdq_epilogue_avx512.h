@@ -20,11 +20,11 @@ inline __m512 qdq_act16(__m512 v, const Epilogue& e) {
   switch (Act) {
     case A::None: return v;
     case A::Relu: return _mm512_max_ps(v, zero);
-    case A::Clip: {
-      const __m512 lo = _mm512_set1_ps(e.alpha), hi = _mm512_set1_ps(e.beta);
-      v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v, lo);
-      return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), v, hi);
-    }
+    case A::Clip:
+      // v < lo ? lo : v, then v > hi ? hi : v: maxps/minps return their second operand when the
+      // two compare equal or either is NaN, so NaN and the sign of zero are kept as the compares
+      // keep them.
+      return _mm512_min_ps(_mm512_set1_ps(e.beta), _mm512_max_ps(_mm512_set1_ps(e.alpha), v));
     case A::Sigmoid: return sigmoid_ps(v);
     case A::SiLU: return silu_ps(v);
     case A::LeakyRelu:

@@ -8,7 +8,7 @@
 namespace mcc::backends::cpu::avx512 {
 
 /// r[i] (row i, lanes = columns) becomes column i of the 16x16 block: 64 shuffles.
-inline void transpose_16x16(__m512i (&r)[16]) {
+__attribute__((always_inline)) inline void transpose_16x16(__m512i (&r)[16]) {
   __m512i t[16];
   for (int i = 0; i < 16; i += 2) {  // 32-bit interleave of row pairs
     t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
