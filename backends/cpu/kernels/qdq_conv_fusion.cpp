@@ -198,19 +198,25 @@ void run_general(KernelContext& ctx, const QConv& q, const ConvProblem& p, const
       });
       const PackedS8& a = q.packed[static_cast<size_t>(gi)];
       const int64_t nblocks = (P + 63) / 64;
-      ctx.parallel_for(nblocks, Mg * kp * 64, [&](int64_t b0, int64_t b1) {
+      // Work items: 64 columns x up to kRows output channels, so small maps (7x7: one column
+      // block) still split across threads. Each output is computed by one item whatever the
+      // thread count.
+      constexpr int64_t kRows = 128;
+      const int64_t mchunks = (Mg + kRows - 1) / kRows;
+      ctx.parallel_for(nblocks * mchunks, std::min(Mg, kRows) * kp * 64, [&](int64_t i0, int64_t i1) {
         static thread_local std::vector<int32_t> acc_buf;
-        if (acc_buf.size() < static_cast<size_t>(Mg * 64)) acc_buf.resize(static_cast<size_t>(Mg * 64));
-        int32_t* const acc = acc_buf.data();
+        if (acc_buf.size() < static_cast<size_t>(kRows * 64)) acc_buf.resize(static_cast<size_t>(kRows * 64));
+        int32_t* const acc0 = acc_buf.data();
         float tmp[64];
-        for (int64_t b = b0; b < b1; ++b) {
+        for (int64_t item = i0; item < i1; ++item) {
+          const int64_t b = item / mchunks, m0 = (item % mchunks) * kRows, m1 = std::min(Mg, m0 + kRows);
           const int64_t j0 = b * 64, nc = std::min<int64_t>(64, P - j0);
-          gemm_u8s8(a, 0, Mg, pb + j0 * 4, NP, nc, acc, 64);
-          for (int64_t m = 0; m < Mg; ++m) {
+          gemm_u8s8(a, m0, m1, pb + j0 * 4, NP, nc, acc0, 64);
+          for (int64_t m = m0; m < m1; ++m) {
             const int64_t oc = gi * Mg + m;
             const int32_t corr = static_cast<int32_t>(xz) * a.row_sum[static_cast<size_t>(m)];
             const float s = q.sc[static_cast<size_t>(oc)];
-            const int32_t* ar = acc + m * 64;
+            const int32_t* ar = acc0 + (m - m0) * 64;
 #ifdef __AVX512F__
             if (int8_simd_enabled()) {
               const __m512i cv = _mm512_set1_epi32(corr);
