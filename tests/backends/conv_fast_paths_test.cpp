@@ -173,3 +173,68 @@ TEST_CASE("Conv: 1x1 and im2col GEMM paths with bias, odd widths, position or ch
     CHECK(same);
   }
 }
+
+TEST_CASE("Conv: 1x1 convs on small maps (channels in the lanes) equal an in-order sum, + bias, then Relu") {
+  // Weights are initializers, so the kernel packs W^T; 7x7 and 9x11 maps fill 32-position tiles
+  // poorly and take the channels-in-lanes GEMM: M = 48 is a 32-channel and a 16-channel chunk.
+  struct Case {
+    int64_t N, C, M, H, W;
+  };
+  for (const Case& c : {Case{2, 40, 48, 7, 7}, Case{1, 24, 16, 9, 11}, Case{1, 7, 32, 3, 5}}) {
+    CAPTURE(c.M);
+    CAPTURE(c.H);
+    const int64_t P = c.H * c.W;
+    const auto x = random_values(c.N * c.C * P, 70);
+    const auto w = random_values(c.M * c.C, 71);
+    const auto b = random_values(c.M, 72);
+    auto m = std::make_unique<ir::Model>();
+    m->ir_version = 8;
+    m->opset_imports = {{"", 13}};
+    m->graph = std::make_unique<ir::Graph>();
+    ir::Graph& g = *m->graph;
+    ir::Value& xv = g.add_value("x");
+    xv.dtype = ir::DType::F32;
+    xv.is_graph_input = true;
+    g.inputs.push_back(&xv);
+    ir::Value& wv = g.add_initializer("w", tensor<float>({c.M, c.C, 1, 1}, w));
+    ir::Value& bv = g.add_initializer("b", tensor<float>({c.M}, b));
+    ir::Node& conv = g.add_node("Conv", "", "conv", {&xv, &wv, &bv}, {"c"});
+    conv.since_version = 11;
+    ir::Node& relu = g.add_node("Relu", "", "relu", {conv.outputs[0]}, {"y"});
+    relu.since_version = 13;
+    g.outputs.push_back(relu.outputs[0]);
+    auto run = [&](bool fuse, int threads) {
+      backends::ExecOptions o;
+      o.threads = threads;
+      o.fuse = fuse;
+      backends::Executor ex(*m, o);
+      return ex.run({{"x", backends::RValue::of(tensor<float>({c.N, c.C, c.H, c.W}, x))}}).at(0).tensor;
+    };
+    const Tensor fused = run(true, 1), fused2 = run(true, 2), plain = run(false, 1);
+    auto f1 = fused.data<float>(), f2 = fused2.data<float>(), pl = plain.data<float>();
+    size_t exact = 0, same = 0;
+    double md = 0;
+    for (int64_t n = 0; n < c.N; ++n)
+      for (int64_t o = 0; o < c.M; ++o)
+        for (int64_t p = 0; p < P; ++p) {
+          float acc = 0.f;
+          double ref = b[static_cast<size_t>(o)];
+          for (int64_t k = 0; k < c.C; ++k) {
+            const float xk = x[static_cast<size_t>((n * c.C + k) * P + p)], wk = w[static_cast<size_t>(o * c.C + k)];
+            acc = std::fma(wk, xk, acc);
+            ref += static_cast<double>(wk) * xk;
+          }
+          const float v = std::max(acc + b[static_cast<size_t>(o)], 0.f);
+          const size_t i = static_cast<size_t>((n * c.M + o) * P + p);
+          md = std::max(md, std::abs(std::max(ref, 0.0) - f1[i]));
+          exact += v == f1[i];
+          same += f1[i] == f2[i] && f1[i] == pl[i];
+        }
+    const size_t total = static_cast<size_t>(c.N * c.M * P);
+    CHECK(md < 1e-5);
+    CHECK(same == total);
+#if defined(__AVX512F__)
+    CHECK(exact == total);
+#endif
+  }
+}

@@ -122,6 +122,7 @@ const ConvShape kShapes[] = {
     {24, 24, 3, 24, 1, 1}, // depthwise: a 16-channel group and a tail of 8
     {4, 8, 1, 1, 1, 0},
     {5, 13, 3, 1, 2, 1},  // strided im2col: 13 channels (tiles of 6 + 1), 30 positions (tail 30)
+    {16, 48, 1, 1, 1, 0}, // 1x1, 99 positions: channels in the lanes (chunks of 32 and 16)
 };
 
 }  // namespace

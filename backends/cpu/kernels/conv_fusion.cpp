@@ -210,7 +210,13 @@ std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
   const WindowAttrs attrs = WindowAttrs::parse(n);
   const int64_t group = ir::ConvAttrs(n).group();
   const std::vector<int64_t> wdims = w ? w->dims() : std::vector<int64_t>{};
-  fk.kernel = [attrs, group, fw, fb, wdims, ep](KernelContext& ctx) {
+  // W^T for pointwise convs on small maps (conv_gemm_cl.cpp), from the weights the kernel runs.
+  std::shared_ptr<const std::vector<float>> wt;
+  if (w && w->dtype() == ir::DType::F32) {
+    auto t = pointwise_weights_t(fw ? fw->data() : w->data<float>().data(), wdims, group);
+    if (!t.empty()) wt = std::make_shared<const std::vector<float>>(std::move(t));
+  }
+  fk.kernel = [attrs, group, fw, fb, wt, wdims, ep](KernelContext& ctx) {
     const ir::Node& nd = ctx.node();
     const ir::Tensor& x = ctx.in(0);
     const bool has_b = ctx.has_input(2);
@@ -225,7 +231,8 @@ std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
     const float* wp = fw ? fw->data() : ctx.in(1).data<float>().data();
     const float* bp = fb ? fb->data() : has_b ? ctx.in(2).data<float>().data() : nullptr;
     ir::Tensor& y = ctx.alloc_output_overwritten(0, ir::DType::F32, p.g.out_dims(p.n, p.m));
-    conv_run<float>(ctx, p, x.data<float>().data(), wp, bp, y.mutable_data<float>().data(), &ep);
+    conv_run<float>(ctx, p, x.data<float>().data(), wp, bp, y.mutable_data<float>().data(), &ep,
+                    wt ? wt->data() : nullptr);
   };
   return fk;
 }

@@ -51,10 +51,23 @@ ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group,
 
 /// Runs the conv with T in {float, double, int32_t}; x/w/y are contiguous NC(DHW), bias may be
 /// null. Padded taps read 0 (integer convs subtract zero points first, so 0 is right there too).
-/// `ep` (may be null) is applied to each output block right after it is computed.
+/// `ep` (may be null) is applied to each output block right after it is computed. `w_t` (may be
+/// null; f32 only) is the W^T packing of a 1x1 one-group conv (pointwise_weights_t): pointwise convs on
+/// small maps then run conv_gemm_f32_cl.
 template <class T>
 void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias,
-              T* y, const Epilogue* ep = nullptr);
+              T* y, const Epilogue* ep = nullptr, const float* w_t = nullptr);
+
+/// W^T of a one-group conv with a 1x1 kernel and M a multiple of 16 (w: [M, K] f32) in chunks of
+/// 32 output channels, each [K][32] (the last [K][16] when M % 32 == 16), the packing
+/// conv_gemm_f32_cl reads; empty for any other conv.
+std::vector<float> pointwise_weights_t(const float* w, const std::vector<int64_t>& wdims, int64_t group);
+
+/// Y[M, N] = W[M, K] * X[K, N] + bias, then the activation of `ep`, with the output channels in
+/// the vector lanes, from the W^T chunks of pointwise_weights_t (conv_gemm_cl.cpp); the same values as conv_gemm_f32. False
+/// (nothing written) when M is not a multiple of 16 or the build has no AVX-512.
+bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* Wt,
+                      const float* X, float* Y, const float* bias, const Epilogue* ep);
 
 /// Y[M, N] = W[M, K] * X[K, N], row-major with row strides ldw/ldx/ldy, on AVX-512 register tiles
 /// (conv_gemm.cpp); false (nothing written) when the build has no AVX-512. Each output then gets

@@ -1,0 +1,126 @@
+// f32 pointwise (1x1, stride 1, no padding, one group) conv GEMM with the output channels in the
+// vector lanes: Y[M, N] = W[M, K] * X[K, N] from W^T [K, M], packed once when the kernel is
+// created (conv_fusion.cpp, conv.cpp). conv_run takes it for maps whose position count fills
+// conv_gemm_f32's 32-position tiles poorly (7x7: 49 of 64 lanes, 13x13: 169 of 192), where every
+// lane here does useful work. Register tiles of R <= 12 positions x 32 channels (24
+// accumulators): each k step loads 32 weights and broadcasts R inputs. Each output is summed over
+// k in order from zero, then + bias, then the activation, the same operations as conv_gemm_f32,
+// so the same values bit for bit; the tile is then transposed in registers (16x16) and stored
+// as rows of R positions.
+// Does not apply (returns false): M not a multiple of 16, builds without AVX-512.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "backends/cpu/kernels/conv_util.h"
+#if defined(__AVX512F__)
+#include "backends/cpu/kernels/conv_act_avx512.h"
+#include "backends/cpu/kernels/transpose_avx512.h"
+#endif
+
+namespace mcc::backends::cpu {
+
+#if defined(__AVX512F__)
+namespace {
+
+constexpr int kMaxR = 12;  // positions per register tile
+
+// Channels [0, 16 * MV) x positions [0, R) of Y (row stride N), from the tile's weight chunk
+// Wt [K][ldw] and X at its first position (row stride N).
+template <int MV, int R>
+__attribute__((noinline)) void tile(int64_t K, const float* Wt, int64_t ldw, const float* X, int64_t N,
+                                    float* Y, const float* bias, const avx512::ActVec* act) {
+  __m512 a[R][MV];
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int h = 0; h < MV; ++h) a[r][h] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    const float* wr = Wt + k * ldw;
+    const float* xr = X + k * N;
+    __m512 w[MV];
+#pragma GCC unroll 2
+    for (int h = 0; h < MV; ++h) w[h] = _mm512_loadu_ps(wr + 16 * h);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      const __m512 xb = _mm512_set1_ps(xr[r]);
+#pragma GCC unroll 2
+      for (int h = 0; h < MV; ++h) a[r][h] = _mm512_fmadd_ps(xb, w[h], a[r][h]);
+    }
+  }
+  const __mmask16 m = R >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << R) - 1);
+#pragma GCC unroll 2
+  for (int h = 0; h < MV; ++h) {
+    __m512 v[R];
+    const __m512 b = bias ? _mm512_loadu_ps(bias + 16 * h) : _mm512_setzero_ps();
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) v[r] = bias ? _mm512_add_ps(a[r][h], b) : a[r][h];
+    if (act) avx512::act_ps_n(v, *act);
+    __m512i t[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) t[i] = i < R ? _mm512_castps_si512(v[i < R ? i : 0]) : _mm512_setzero_si512();
+    avx512::transpose_16x16(t);
+    float* yh = Y + 16 * h * N;
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) _mm512_mask_storeu_ps(yh + i * N, m, _mm512_castsi512_ps(t[i]));
+  }
+}
+
+using TileFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, const float*,
+                        const avx512::ActVec*);
+
+template <int MV, int... Rs>
+constexpr std::array<TileFn, sizeof...(Rs)> tiles(std::integer_sequence<int, Rs...>) {
+  return {&tile<MV, Rs + 1>...};
+}
+
+}  // namespace
+
+bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* Wt,
+                      const float* X, float* Y, const float* bias, const Epilogue* ep) {
+  if (M % 16 != 0 || N <= 0) return false;
+  static constexpr auto k32 = tiles<2>(std::make_integer_sequence<int, kMaxR>{});
+  static constexpr auto k16 = tiles<1>(std::make_integer_sequence<int, kMaxR>{});
+  const avx512::ActVec act_vec(ep ? *ep : Epilogue{});
+  const avx512::ActVec* act = ep && !ep->trivial() ? &act_vec : nullptr;
+  // Position tiles of nearly equal width (49 -> 10, 10, 10, 10, 9), channel chunks of 32 (16 last).
+  const int64_t nt = (N + kMaxR - 1) / kMaxR, R = (N + nt - 1) / nt;
+  const int64_t mchunks = (M + 31) / 32;
+  ctx.parallel_for(mchunks * nt, 32 * K * R, [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t mc = item / nt, t = item % nt;
+      const int64_t m0 = mc * 32, n0 = t * R, r = std::min(R, N - n0);
+      const auto& fns = M - m0 >= 32 ? k32 : k16;
+      fns[static_cast<size_t>(r - 1)](K, Wt + m0 * K, std::min<int64_t>(32, M - m0), X + n0, N,
+                                      Y + m0 * N + n0, bias ? bias + m0 : nullptr, act);
+    }
+  });
+  return true;
+}
+#else
+bool conv_gemm_f32_cl(const KernelContext&, int64_t, int64_t, int64_t, const float*, const float*,
+                      float*, const float*, const Epilogue*) {
+  return false;
+}
+#endif
+
+std::vector<float> pointwise_weights_t(const float* w, const std::vector<int64_t>& wdims, int64_t group) {
+  if (!w || group != 1 || wdims.size() < 3 || wdims[0] % 16 != 0) return {};
+  for (size_t i = 2; i < wdims.size(); ++i)
+    if (wdims[i] != 1) return {};
+  const int64_t M = wdims[0], K = wdims[1];
+  std::vector<float> t(static_cast<size_t>(M * K));
+  // Chunks of 32 channels (16 for the last when M % 32 == 16), each [K][width]: one tile's
+  // weights are one contiguous stream.
+  for (int64_t m0 = 0; m0 < M; m0 += 32) {
+    const int64_t width = std::min<int64_t>(32, M - m0);
+    float* chunk = t.data() + m0 * K;
+    for (int64_t m = 0; m < width; ++m)
+      for (int64_t k = 0; k < K; ++k) chunk[k * width + m] = w[(m0 + m) * K + k];
+  }
+  return t;
+}
+
+}  // namespace mcc::backends::cpu
