@@ -286,11 +286,7 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   for (int i = 0; i < 3; ++i)
     pointwise = pointwise && g.stride[i] == 1 && g.pad_b[i] == 0 && g.pad_e[i] == 0;
   if constexpr (std::is_same_v<T, float>) {
-    // Maps that fill under 90 % of conv_gemm_f32's 32-position tiles (7x7, 13x13, 14x14) run
-    // with the channels in the lanes when W^T is at hand. Not for K > 512: each 32-channel
-    // weight chunk is then read once per position tile from beyond L1, and MobileNetV2's
-    // 960-input 7x7 convs measured 10 % slower in the network.
-    if (w_t && pointwise && p.group == 1 && K <= 512 && P * 10 < (P + 31) / 32 * 32 * 9) {
+    if (w_t && pointwise && p.group == 1 && channel_lanes_pay(P, K)) {
       bool done = true;
       for (int64_t ni = 0; ni < p.n && done; ++ni)
         done = conv_gemm_f32_cl(ctx, p.m, P, K, w_t, x + ni * p.c * IP, y + ni * p.m * P, bias, &epi);
@@ -412,7 +408,9 @@ Kernel make_conv(const ir::Node& node) {
   // W^T of a constant f32 pointwise weight, for small maps (conv_gemm_cl.cpp).
   std::shared_ptr<const std::vector<float>> wt;
   if (const ir::Tensor* w = node.inputs.size() > 1 ? constant_of(node.inputs[1], ir::DType::F32) : nullptr) {
-    auto t = pointwise_weights_t(w->data<float>().data(), w->dims(), group);
+    auto t = pointwise_weights_t(w->data<float>().data(), w->dims(), group,
+                                 node.outputs.empty() ? std::vector<int64_t>{}
+                                                      : node.outputs[0]->shape.static_dims().value_or(std::vector<int64_t>{}));
     if (!t.empty()) wt = std::make_shared<const std::vector<float>>(std::move(t));
   }
   return [attrs, group, wt](KernelContext& ctx) {

@@ -213,7 +213,8 @@ std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
   // W^T for pointwise convs on small maps (conv_gemm_cl.cpp), from the weights the kernel runs.
   std::shared_ptr<const std::vector<float>> wt;
   if (w && w->dtype() == ir::DType::F32) {
-    auto t = pointwise_weights_t(fw ? fw->data() : w->data<float>().data(), wdims, group);
+    auto t = pointwise_weights_t(fw ? fw->data() : w->data<float>().data(), wdims, group,
+                                 n.outputs[0]->shape.static_dims().value_or(std::vector<int64_t>{}));
     if (!t.empty()) wt = std::make_shared<const std::vector<float>>(std::move(t));
   }
   fk.kernel = [attrs, group, fw, fb, wt, wdims, ep](KernelContext& ctx) {

@@ -106,11 +106,15 @@ bool conv_gemm_f32_cl(const KernelContext&, int64_t, int64_t, int64_t, const flo
 }
 #endif
 
-std::vector<float> pointwise_weights_t(const float* w, const std::vector<int64_t>& wdims, int64_t group) {
+std::vector<float> pointwise_weights_t(const float* w, const std::vector<int64_t>& wdims, int64_t group,
+                                       const std::vector<int64_t>& y_dims) {
   if (!w || group != 1 || wdims.size() < 3 || wdims[0] % 16 != 0) return {};
   for (size_t i = 2; i < wdims.size(); ++i)
     if (wdims[i] != 1) return {};
   const int64_t M = wdims[0], K = wdims[1];
+  int64_t P = 1;
+  for (size_t i = 2; i < y_dims.size(); ++i) P *= y_dims[i];
+  if (K > 512 || (y_dims.size() == wdims.size() && !channel_lanes_pay(P, K))) return {};
   std::vector<float> t(static_cast<size_t>(M * K));
   // Chunks of 32 channels (16 for the last when M % 32 == 16), each [K][width]: one tile's
   // weights are one contiguous stream.

@@ -58,10 +58,18 @@ template <class T>
 void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias,
               T* y, const Epilogue* ep = nullptr, const float* w_t = nullptr);
 
+/// Whether a pointwise conv over P positions with K input channels runs conv_gemm_f32_cl: the
+/// positions fill under 90 % of conv_gemm_f32's 32-position tiles (7x7, 13x13, 14x14) and K <= 512
+/// (beyond, each 32-channel weight chunk is read once per position tile from beyond L1, and
+/// MobileNetV2's 960-input 7x7 convs measured 10 % slower in the network).
+inline bool channel_lanes_pay(int64_t P, int64_t K) { return K <= 512 && P * 10 < (P + 31) / 32 * 32 * 9; }
+
 /// W^T of a one-group conv with a 1x1 kernel and M a multiple of 16 (w: [M, K] f32) in chunks of
 /// 32 output channels, each [K][32] (the last [K][16] when M % 32 == 16), the packing
-/// conv_gemm_f32_cl reads; empty for any other conv.
-std::vector<float> pointwise_weights_t(const float* w, const std::vector<int64_t>& wdims, int64_t group);
+/// conv_gemm_f32_cl reads; empty for any other conv, and when `y_dims` (the output's static dims,
+/// empty when unknown) says channel_lanes_pay is false.
+std::vector<float> pointwise_weights_t(const float* w, const std::vector<int64_t>& wdims, int64_t group,
+                                       const std::vector<int64_t>& y_dims);
 
 /// Y[M, N] = W[M, K] * X[K, N] + bias, then the activation of `ep`, with the output channels in
 /// the vector lanes, from the W^T chunks of pointwise_weights_t (conv_gemm_cl.cpp); the same values as conv_gemm_f32. False
