@@ -15,6 +15,7 @@
 #endif
 #if defined(MCC_INT8_AVX512) && defined(__AVX512VNNI__)
 #define MCC_INT8_VNNI 1
+#include "backends/cpu/kernels/vnni_avx512.h"
 #endif
 
 namespace mcc::backends::cpu {
@@ -113,7 +114,7 @@ void tile(const int8_t* a, int64_t kp, const uint8_t* b, int64_t np, int64_t nco
       int32_t q;
       std::memcpy(&q, a + i * kp + k4 * 4, 4);
       const __m512i av = _mm512_set1_epi32(q);
-      for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], bv[j], av);
+      for (int j = 0; j < NR; ++j) acc[i][j] = avx512::dpbusd(acc[i][j], bv[j], av);
     }
   }
   for (int i = 0; i < MR; ++i)

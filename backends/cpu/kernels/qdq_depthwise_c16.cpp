@@ -25,6 +25,7 @@
 #ifdef MCC_QDQ_DW_C16
 #include "backends/cpu/kernels/qdq_epilogue_avx512.h"
 #include "backends/cpu/kernels/transpose_avx512.h"
+#include "backends/cpu/kernels/vnni_avx512.h"
 #endif
 
 namespace mcc::backends::cpu {
@@ -65,7 +66,7 @@ inline void block(const uint8_t* const (&rows)[K], const __m512i (&wq)[K][(K + 3
 #pragma GCC unroll 8
       for (int j = 0; j < JB; ++j) {
         const __m512i xq = _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(src + j * S * 16));
-        v[j] = _mm512_dpbusd_epi32(v[j], xq, wq[kh][qd]);
+        v[j] = avx512::dpbusd(v[j], xq, wq[kh][qd]);
       }
     }
   }
