@@ -93,6 +93,7 @@ struct QConv {
   bool quant_out = false;
   DType out_dt = DType::F32;
   std::vector<float> ys, yz;      // size M
+  std::vector<float> ys_inv;      // 1 / ys (the SIMD epilogue multiplies by it)
 };
 
 // Stores one output row of nc values: f32 epilogue (bias, activation), then quantization.
@@ -111,7 +112,7 @@ void finish_row(const QConv& q, int64_t oc, float* tmp, int64_t nc, std::byte* o
 template <Epilogue::Act Act, class Load>
 void finish_row_act(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
   const size_t c = static_cast<size_t>(oc);
-  const __m512 inv = _mm512_set1_ps(q.quant_out ? 1.f / q.ys[c] : 1.f);
+  const __m512 inv = _mm512_set1_ps(q.quant_out ? q.ys_inv[c] : 1.f);
   const __m512i z = _mm512_set1_epi32(q.quant_out ? static_cast<int32_t>(q.yz[c]) : 0);
   const bool u8 = q.out_dt == DType::U8;
   for (int64_t j = 0; j < nc; j += 16) {
@@ -521,6 +522,7 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
       q->quant_out = true;
       q->out_dt = yp->zp_dtype;
       q->ys = widen(yp->scale, M);
+      for (float sc : q->ys) q->ys_inv.push_back(1.f / sc);
       q->yz = widen(yp->zp, M);
       fk.absorbed.push_back(qn);
       v = qn->outputs[0];
