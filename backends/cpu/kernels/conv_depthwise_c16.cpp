@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/depthwise_c16_rows.h"
 #if defined(__AVX512F__)
 #include "backends/cpu/kernels/conv_act_avx512.h"
 #include "backends/cpu/kernels/transpose_avx512.h"
@@ -92,16 +93,12 @@ void run_c16(const KernelContext& ctx, const ConvProblem& p, const float* x, con
       auto load_row = [&](int64_t h) {
         float* dst = ring + (h % K) * row_floats + pl * 16;
         const float* src = xg + h * W;
-        for (int64_t j0 = 0; j0 < W; j0 += 16) {
-          const int64_t n = std::min<int64_t>(16, W - j0);
-          const __mmask16 m = first_lanes(n);
-          __m512i r[16];
-#pragma GCC unroll 16
-          for (int i = 0; i < 16; ++i)
-            r[i] = i < nc ? _mm512_castps_si512(_mm512_maskz_loadu_ps(m, src + i * H * W + j0)) : zero;
-          avx512::transpose_16x16(r);
-          for (int64_t t = 0; t < n; ++t) _mm512_store_si512(dst + (j0 + t) * 16, r[t]);
-        }
+        transpose_channel_rows(
+            W, nc,
+            [&](int i, int64_t j0, __mmask16 m) {
+              return _mm512_castps_si512(_mm512_maskz_loadu_ps(m, src + i * H * W + j0));
+            },
+            [&](int64_t c, __m512i v) { _mm512_store_si512(dst + c * 16, v); });
       };
       // Output positions [q * 16, q * 16 + cnt) of obuf to flat positions at + q * 16 of the
       // planes.
@@ -118,33 +115,12 @@ void run_c16(const KernelContext& ctx, const ConvProblem& p, const float* x, con
           for (int64_t i = 0; i < nc; ++i) _mm512_mask_storeu_ps(dst + i * OH * OW, m, _mm512_castsi512_ps(r[i]));
         }
       };
-      int64_t next_h = 0;             // the next input row to load into the ring
-      int64_t pending = 0, done = 0;  // positions waiting in obuf / already stored
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        const float* rows[K];
-        for (int kh = 0; kh < K; ++kh) {
-          const int64_t h = oh * S - pt + kh;
-          if (h < 0 || h >= H) {
-            rows[kh] = zero_row;
-            continue;
-          }
-          // Rows load in order; row h replaces h - K, which no output from here on reads.
-          for (; next_h <= h; ++next_h) load_row(next_h);
-          rows[kh] = ring + (h % K) * row_floats;
-        }
-        float* out = obuf + pending * 16;
-        int64_t ow = 0;
-        for (; ow + JB <= OW; ow += JB) dw_block<K, S, JB>(rows, wv, bv, ow, act, out);
-        for (; ow < OW; ++ow) dw_block<K, S, 1>(rows, wv, bv, ow, act, out);
-        pending += OW;
-        const int64_t full = pending / 16;
-        for (int64_t q = 0; q < full; ++q) store_chunk(q, 16, done);
-        if (full > 0 && pending % 16 != 0)
-          std::memmove(obuf, obuf + full * 256, static_cast<size_t>(pending % 16) * 64);
-        done += full * 16;
-        pending -= full * 16;
-      }
-      if (pending > 0) store_chunk(0, pending, done);
+      depthwise_c16_rows<K, S, JB>(
+          H, OH, OW, pt, ring, row_floats, zero_row, obuf, load_row,
+          [&]<int N>(const float* const (&rows)[K], int64_t ow, float* out) {
+            dw_block<K, S, N>(rows, wv, bv, ow, act, out);
+          },
+          store_chunk);
     }
   });
 }
@@ -153,16 +129,7 @@ void run_c16(const KernelContext& ctx, const ConvProblem& p, const float* x, con
 
 bool depthwise_c16_f32(const KernelContext& ctx, const ConvProblem& p, const float* x,
                        const float* w, const float* bias, float* y, const Epilogue* ep) {
-  const WindowGeom& g = p.g;
-  if (g.nd != 2 || g.in[0] != 1 || g.k[0] != 1 || g.dil[1] != 1 || g.dil[2] != 1) return false;
-  if (p.m != p.group || p.c != p.group || g.k[1] != g.k[2] || g.stride[1] != g.stride[2]) return false;
-  const int64_t k = g.k[1], s = g.stride[1];
-  if (k == 3 && s == 1) run_c16<3, 1>(ctx, p, x, w, bias, y, ep);
-  else if (k == 3 && s == 2) run_c16<3, 2>(ctx, p, x, w, bias, y, ep);
-  else if (k == 5 && s == 1) run_c16<5, 1>(ctx, p, x, w, bias, y, ep);
-  else if (k == 5 && s == 2) run_c16<5, 2>(ctx, p, x, w, bias, y, ep);
-  else return false;
-  return true;
+  return depthwise_c16_dispatch(p, [&]<int K, int S>() { run_c16<K, S>(ctx, p, x, w, bias, y, ep); });
 }
 #else
 bool depthwise_c16_f32(const KernelContext&, const ConvProblem&, const float*, const float*,

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/kernels/depthwise_c16_rows.h"
 #include "backends/cpu/kernels/int8_gemm.h"
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
 #define MCC_QDQ_DW_C16 1
@@ -185,17 +186,14 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
       auto load_row = [&](int64_t h) {
         uint8_t* dst = ring + (h % K) * row_bytes + pl * 16;
         const uint8_t* src = xg + h * W;
-        for (int64_t j0 = 0; j0 < W; j0 += 16) {
-          const int64_t n = std::min<int64_t>(16, W - j0);
-          const __mmask16 m = first_lanes(n);
-          __m512i r[16];
-#pragma GCC unroll 16
-          for (int i = 0; i < 16; ++i)
-            r[i] = i < nc ? _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, src + i * H * W + j0)) : zero;
-          avx512::transpose_16x16(r);
-          for (int64_t t = 0; t < n; ++t)
-            _mm_store_si128(reinterpret_cast<__m128i*>(dst + (j0 + t) * 16), _mm512_cvtepi32_epi8(r[t]));
-        }
+        transpose_channel_rows(
+            W, nc,
+            [&](int i, int64_t j0, __mmask16 m) {
+              return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, src + i * H * W + j0));
+            },
+            [&](int64_t c, __m512i v) {
+              _mm_store_si128(reinterpret_cast<__m128i*>(dst + c * 16), _mm512_cvtepi32_epi8(v));
+            });
       };
       // Positions [q0 * 16, q0 * 16 + cnt) of obuf to flat positions at + q0 * 16 of the planes.
       auto store_chunk = [&](int64_t q0, int64_t cnt, int64_t at) {
@@ -219,33 +217,12 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
         else
           for (int64_t i = 0; i < nc; ++i, d += plane) _mm_mask_storeu_epi8(d, m, b[i]);
       };
-      int64_t next_h = 0;             // the next input row to load into the ring
-      int64_t pending = 0, done = 0;  // positions waiting in obuf / already stored
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        const uint8_t* rows[K];
-        for (int kh = 0; kh < K; ++kh) {
-          const int64_t h = oh * S - pt + kh;
-          if (h < 0 || h >= H) {
-            rows[kh] = pad_row;
-            continue;
-          }
-          // Rows load in order; row h replaces h - K, which no output from here on reads.
-          for (; next_h <= h; ++next_h) load_row(next_h);
-          rows[kh] = ring + (h % K) * row_bytes;
-        }
-        float* out = obuf + pending * 16;
-        int64_t ow = 0;
-        for (; ow + JB <= OW; ow += JB) block<K, S, JB>(rows, wq, corr, l, ow, out);
-        for (; ow < OW; ++ow) block<K, S, 1>(rows, wq, corr, l, ow, out);
-        pending += OW;
-        const int64_t full = pending / 16;
-        for (int64_t q0 = 0; q0 < full; ++q0) store_chunk(q0, 16, done);
-        if (full > 0 && pending % 16 != 0)
-          std::memmove(obuf, obuf + full * 256, static_cast<size_t>(pending % 16) * 64);
-        done += full * 16;
-        pending -= full * 16;
-      }
-      if (pending > 0) store_chunk(0, pending, done);
+      depthwise_c16_rows<K, S, JB>(
+          H, OH, OW, pt, ring, row_bytes, pad_row, obuf, load_row,
+          [&]<int N>(const uint8_t* const (&rows)[K], int64_t ow, float* out) {
+            block<K, S, N>(rows, wq, corr, l, ow, out);
+          },
+          store_chunk);
     }
   });
 }
@@ -254,17 +231,8 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
 
 bool qdq_depthwise_c16(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q,
                        const uint8_t* x, std::byte* y) {
-  const WindowGeom& g = p.g;
-  if (!int8_simd_enabled()) return false;
-  if (g.nd != 2 || g.in[0] != 1 || g.k[0] != 1 || g.dil[1] != 1 || g.dil[2] != 1) return false;
-  if (p.m != p.group || p.c != p.group || g.k[1] != g.k[2] || g.stride[1] != g.stride[2]) return false;
-  const int64_t k = g.k[1], s = g.stride[1];
-  if (k == 3 && s == 1) run<3, 1>(ctx, p, q, x, y);
-  else if (k == 3 && s == 2) run<3, 2>(ctx, p, q, x, y);
-  else if (k == 5 && s == 1) run<5, 1>(ctx, p, q, x, y);
-  else if (k == 5 && s == 2) run<5, 2>(ctx, p, q, x, y);
-  else return false;
-  return true;
+  return int8_simd_enabled() &&
+         depthwise_c16_dispatch(p, [&]<int K, int S>() { run<K, S>(ctx, p, q, x, y); });
 }
 #else
 bool qdq_depthwise_c16(const KernelContext&, const ConvProblem&, const QdqDepthwise&, const uint8_t*,
