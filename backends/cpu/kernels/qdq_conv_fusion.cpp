@@ -109,7 +109,7 @@ void finish_row(const QConv& q, int64_t oc, float* tmp, int64_t nc, std::byte* o
 // One output row from 16-lane loads of the scaled accumulators plus bias: the activation, then
 // stored as f32 or quantized (x / y_scale as x * (1 / y_scale), round half to even, saturate;
 // NaN -> 0).
-template <Epilogue::Act Act, class Load>
+template <Epilogue::Act Act, bool Clamp, class Load>
 void finish_row_act(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
   const size_t c = static_cast<size_t>(oc);
   const __m512 inv = _mm512_set1_ps(q.quant_out ? q.ys_inv[c] : 1.f);
@@ -122,7 +122,7 @@ void finish_row_act(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte
       _mm512_mask_storeu_ps(reinterpret_cast<float*>(out_base) + off + j, mk, v);
       continue;
     }
-    const __m512i qi = avx512::qdq_quantize16(v, inv, z, u8);
+    const __m512i qi = avx512::qdq_quantize16<Clamp>(v, inv, z, u8);
     if (u8) _mm_mask_storeu_epi8(reinterpret_cast<uint8_t*>(out_base) + off + j, mk, _mm512_cvtusepi32_epi8(qi));
     else _mm_mask_storeu_epi8(reinterpret_cast<int8_t*>(out_base) + off + j, mk, _mm512_cvtsepi32_epi8(qi));
   }
@@ -132,14 +132,18 @@ template <class Load>
 void finish_row_simd(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
   using A = Epilogue::Act;
   switch (q.ep.act) {
-    case A::None: return finish_row_act<A::None>(q, oc, nc, load, out_base, off);
-    case A::Relu: return finish_row_act<A::Relu>(q, oc, nc, load, out_base, off);
-    case A::Clip: return finish_row_act<A::Clip>(q, oc, nc, load, out_base, off);
-    case A::Sigmoid: return finish_row_act<A::Sigmoid>(q, oc, nc, load, out_base, off);
-    case A::SiLU: return finish_row_act<A::SiLU>(q, oc, nc, load, out_base, off);
-    case A::LeakyRelu: return finish_row_act<A::LeakyRelu>(q, oc, nc, load, out_base, off);
-    case A::HardSigmoid: return finish_row_act<A::HardSigmoid>(q, oc, nc, load, out_base, off);
-    case A::HardSwish: return finish_row_act<A::HardSwish>(q, oc, nc, load, out_base, off);
+    case A::None: return finish_row_act<A::None, true>(q, oc, nc, load, out_base, off);
+    case A::Relu: return finish_row_act<A::Relu, true>(q, oc, nc, load, out_base, off);
+    case A::Clip:
+      // Clip bounds whose quantized size stays far below 2^31 (ReLU6: 6 / y_scale) need no clamp.
+      if (!q.quant_out || std::max(std::abs(q.ep.alpha), std::abs(q.ep.beta)) * q.ys_inv[static_cast<size_t>(oc)] < 1e8f)
+        return finish_row_act<A::Clip, false>(q, oc, nc, load, out_base, off);
+      return finish_row_act<A::Clip, true>(q, oc, nc, load, out_base, off);
+    case A::Sigmoid: return finish_row_act<A::Sigmoid, true>(q, oc, nc, load, out_base, off);
+    case A::SiLU: return finish_row_act<A::SiLU, true>(q, oc, nc, load, out_base, off);
+    case A::LeakyRelu: return finish_row_act<A::LeakyRelu, true>(q, oc, nc, load, out_base, off);
+    case A::HardSigmoid: return finish_row_act<A::HardSigmoid, true>(q, oc, nc, load, out_base, off);
+    case A::HardSwish: return finish_row_act<A::HardSwish, true>(q, oc, nc, load, out_base, off);
   }
 }
 #endif

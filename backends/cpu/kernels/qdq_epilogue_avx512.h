@@ -42,12 +42,16 @@ inline __m512 qdq_act16(__m512 v, const Epilogue& e) {
 /// v (already activated) quantized with 1 / y_scale `inv` and zero point `z` per lane: s32
 /// lanes at or above the type's lowest value, which the saturating narrowing
 /// (_mm512_cvtusepi32_epi8 for u8, _mm512_cvtsepi32_epi8 for s8) turns into the stored bytes.
+/// Clamp = false when |v * inv| is known to stay below 1e9 (a bounded activation): the clamps are
+/// then no-ops, NaN included.
+template <bool Clamp = true>
 inline __m512i qdq_quantize16(__m512 v, __m512 inv, __m512i z, bool u8) {
   // Clamps before the conversion: beyond +-2^31 cvtps gives INT_MIN. min(big, t) keeps NaN, which
   // converts to INT_MIN and so saturates to 0 (u8) / -128 (s8: fixed up by the NaN mask below).
   const __m512 big = _mm512_set1_ps(1e9f), small = _mm512_set1_ps(-1e9f);
   const __m512i lo = _mm512_set1_epi32(u8 ? 0 : -128);
-  const __m512 t = _mm512_max_ps(small, _mm512_min_ps(big, _mm512_mul_ps(v, inv)));
+  __m512 t = _mm512_mul_ps(v, inv);
+  if constexpr (Clamp) t = _mm512_max_ps(small, _mm512_min_ps(big, t));
   const __m512i qi = _mm512_max_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(t), z), lo);  // nearest even
   return u8 ? qi : _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q), qi, _mm512_setzero_si512());
 }
