@@ -9,6 +9,9 @@
 // each input row of the block is loaded once as two aligned vectors and shifted in registers for
 // the column taps (loads, not FMAs, limited the row-at-a-time form), and the epilogue
 // activation is applied in registers.
+// f32 with channel multiplier 1 on AVX-512 builds runs the channels-in-lanes kernel instead
+// (conv_depthwise_c16.cpp: the same values, faster on every shape measured); this per-plane kernel
+// serves f64, channel multipliers > 1 and builds without AVX-512.
 // Everything else (dilations, other kernel sizes or strides, 1-D/3-D) returns false and takes the
 // general depthwise loop in conv.cpp.
 #include <algorithm>

@@ -1,8 +1,9 @@
 // f32 pointwise (1x1, stride 1, no padding, one group) conv GEMM with the output channels in the
-// vector lanes: Y[M, N] = W[M, K] * X[K, N] from W^T [K, M], packed once when the kernel is
-// created (conv_fusion.cpp, conv.cpp). conv_run takes it for maps whose position count fills
-// conv_gemm_f32's 32-position tiles poorly (7x7: 49 of 64 lanes, 13x13: 169 of 192), where every
-// lane here does useful work. Register tiles of R <= 12 positions x 32 channels (24
+// vector lanes: Y[M, N] = W[M, K] * X[K, N] from W^T in 32-channel chunks (pointwise_weights_t),
+// packed once when the kernel is created (conv_fusion.cpp, conv.cpp). conv_run takes it where
+// channel_lanes_pay (conv_util.h): maps whose position count fills conv_gemm_f32's 32-position
+// tiles poorly (7x7: 49 of 64 lanes, 13x13: 169 of 192), where every lane here does useful work,
+// and K <= 512. Register tiles of R <= 12 positions x 32 channels (24
 // accumulators): each k step loads 32 weights and broadcasts R inputs. Each output is summed over
 // k in order from zero, then + bias, then the activation, the same operations as conv_gemm_f32,
 // so the same values bit for bit; the tile is then transposed in registers (16x16) and stored
