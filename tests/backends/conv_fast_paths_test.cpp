@@ -238,3 +238,47 @@ TEST_CASE("Conv: 1x1 convs on small maps (channels in the lanes) equal an in-ord
 #endif
   }
 }
+
+TEST_CASE("Conv: a 1x1 weight initializer that is also a graph input runs as fed, small maps included") {
+  // The channels-in-lanes GEMM packs W^T from constant weights only; a fed W must be what runs.
+  const int64_t C = 24, M = 32, H = 7, W = 7;
+  const auto x = random_values(C * H * W, 80);
+  const auto w_init = random_values(M * C, 81), w_fed = random_values(M * C, 82);
+  auto build = [&](bool overridable) {
+    auto m = std::make_unique<ir::Model>();
+    m->ir_version = 8;
+    m->opset_imports = {{"", 13}};
+    m->graph = std::make_unique<ir::Graph>();
+    ir::Graph& g = *m->graph;
+    ir::Value& xv = g.add_value("x");
+    xv.dtype = ir::DType::F32;
+    xv.is_graph_input = true;
+    g.inputs.push_back(&xv);
+    ir::Value& wv = g.add_initializer("w", tensor<float>({M, C, 1, 1}, overridable ? w_init : w_fed));
+    if (overridable) {
+      wv.is_graph_input = true;
+      g.inputs.push_back(&wv);
+    }
+    ir::Node& conv = g.add_node("Conv", "", "conv", {&xv, &wv}, {"y"});
+    conv.since_version = 11;
+    g.outputs.push_back(conv.outputs[0]);
+    return m;
+  };
+  const auto fed = build(true), constant = build(false);
+  backends::ExecOptions o;
+  o.threads = 1;
+  backends::Executor ef(*fed, o), ec(*constant, o);
+  const Tensor xt = tensor<float>({1, C, H, W}, x);
+  const Tensor a = ef.run({{"x", backends::RValue::of(xt)}, {"w", backends::RValue::of(tensor<float>({M, C, 1, 1}, w_fed))}}).at(0).tensor;
+  const Tensor b = ec.run({{"x", backends::RValue::of(xt)}}).at(0).tensor;
+  const Tensor d = ef.run({{"x", backends::RValue::of(xt)}}).at(0).tensor;  // no feed: the initializer
+  REQUIRE(a.dims() == b.dims());
+  auto da = a.data<float>(), db = b.data<float>(), dd = d.data<float>();
+  size_t same = 0, differs = 0;
+  for (size_t i = 0; i < da.size(); ++i) {
+    same += da[i] == db[i];
+    differs += dd[i] != db[i];
+  }
+  CHECK(same == da.size());
+  CHECK(differs > 0);
+}

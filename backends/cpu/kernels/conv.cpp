@@ -405,9 +405,11 @@ namespace {
 Kernel make_conv(const ir::Node& node) {
   const WindowAttrs attrs = WindowAttrs::parse(node);
   const int64_t group = ir::ConvAttrs(node).group();
-  // W^T of a constant f32 pointwise weight, for small maps (conv_gemm_cl.cpp).
+  // W^T of a constant f32 pointwise weight, for small maps (conv_gemm_cl.cpp). Not for an
+  // initializer that is also a graph input: a feed may replace it.
   std::shared_ptr<const std::vector<float>> wt;
-  if (const ir::Tensor* w = node.inputs.size() > 1 ? constant_of(node.inputs[1], ir::DType::F32) : nullptr) {
+  const ir::Value* wv = node.inputs.size() > 1 ? node.inputs[1] : nullptr;
+  if (const ir::Tensor* w = wv && !wv->is_graph_input ? constant_of(wv, ir::DType::F32) : nullptr) {
     auto t = pointwise_weights_t(w->data<float>().data(), w->dims(), group,
                                  node.outputs.empty() ? std::vector<int64_t>{}
                                                       : node.outputs[0]->shape.static_dims().value_or(std::vector<int64_t>{}));
