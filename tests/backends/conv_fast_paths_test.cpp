@@ -41,6 +41,38 @@ std::vector<double> direct_dw(const DwCase& c, const std::vector<float>& x, cons
   return y;
 }
 
+// x [N, C, H, W] graph input -> Conv(1x1 weight w [M, C, 1, 1], bias b when given) -> [Relu];
+// the weight is an initializer, also a graph input when `w_overridable`.
+std::unique_ptr<ir::Model> pointwise_model(int64_t M, int64_t C, const std::vector<float>& w,
+                                           const std::vector<float>* b, bool relu, bool w_overridable) {
+  auto m = std::make_unique<ir::Model>();
+  m->ir_version = 8;
+  m->opset_imports = {{"", 13}};
+  m->graph = std::make_unique<ir::Graph>();
+  ir::Graph& g = *m->graph;
+  ir::Value& xv = g.add_value("x");
+  xv.dtype = ir::DType::F32;
+  xv.is_graph_input = true;
+  g.inputs.push_back(&xv);
+  ir::Value& wv = g.add_initializer("w", tensor<float>({M, C, 1, 1}, w));
+  if (w_overridable) {
+    wv.is_graph_input = true;
+    g.inputs.push_back(&wv);
+  }
+  std::vector<ir::Value*> ins = {&xv, &wv};
+  if (b) ins.push_back(&g.add_initializer("b", tensor<float>({M}, *b)));
+  ir::Node& conv = g.add_node("Conv", "", "conv", ins, {relu ? "c" : "y"});
+  conv.since_version = 11;
+  ir::Value* y = conv.outputs[0];
+  if (relu) {
+    ir::Node& r = g.add_node("Relu", "", "relu", {y}, {"y"});
+    r.since_version = 13;
+    y = r.outputs[0];
+  }
+  g.outputs.push_back(y);
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("Conv: depthwise 3x3/5x5 stride 1/2 fast path matches a direct loop (f32, f64, 1 and 2 threads)") {
@@ -187,22 +219,7 @@ TEST_CASE("Conv: 1x1 convs on small maps (channels in the lanes) equal an in-ord
     const auto x = random_values(c.N * c.C * P, 70);
     const auto w = random_values(c.M * c.C, 71);
     const auto b = random_values(c.M, 72);
-    auto m = std::make_unique<ir::Model>();
-    m->ir_version = 8;
-    m->opset_imports = {{"", 13}};
-    m->graph = std::make_unique<ir::Graph>();
-    ir::Graph& g = *m->graph;
-    ir::Value& xv = g.add_value("x");
-    xv.dtype = ir::DType::F32;
-    xv.is_graph_input = true;
-    g.inputs.push_back(&xv);
-    ir::Value& wv = g.add_initializer("w", tensor<float>({c.M, c.C, 1, 1}, w));
-    ir::Value& bv = g.add_initializer("b", tensor<float>({c.M}, b));
-    ir::Node& conv = g.add_node("Conv", "", "conv", {&xv, &wv, &bv}, {"c"});
-    conv.since_version = 11;
-    ir::Node& relu = g.add_node("Relu", "", "relu", {conv.outputs[0]}, {"y"});
-    relu.since_version = 13;
-    g.outputs.push_back(relu.outputs[0]);
+    const auto m = pointwise_model(c.M, c.C, w, &b, true, false);
     auto run = [&](bool fuse, int threads) {
       backends::ExecOptions o;
       o.threads = threads;
@@ -244,27 +261,9 @@ TEST_CASE("Conv: a 1x1 weight initializer that is also a graph input runs as fed
   const int64_t C = 24, M = 32, H = 7, W = 7;
   const auto x = random_values(C * H * W, 80);
   const auto w_init = random_values(M * C, 81), w_fed = random_values(M * C, 82);
-  auto build = [&](bool overridable) {
-    auto m = std::make_unique<ir::Model>();
-    m->ir_version = 8;
-    m->opset_imports = {{"", 13}};
-    m->graph = std::make_unique<ir::Graph>();
-    ir::Graph& g = *m->graph;
-    ir::Value& xv = g.add_value("x");
-    xv.dtype = ir::DType::F32;
-    xv.is_graph_input = true;
-    g.inputs.push_back(&xv);
-    ir::Value& wv = g.add_initializer("w", tensor<float>({M, C, 1, 1}, overridable ? w_init : w_fed));
-    if (overridable) {
-      wv.is_graph_input = true;
-      g.inputs.push_back(&wv);
-    }
-    ir::Node& conv = g.add_node("Conv", "", "conv", {&xv, &wv}, {"y"});
-    conv.since_version = 11;
-    g.outputs.push_back(conv.outputs[0]);
-    return m;
-  };
-  const auto fed = build(true), constant = build(false);
+  // The same weight fed to an overridable initializer and held by a constant one.
+  const auto fed = pointwise_model(M, C, w_init, nullptr, false, true);
+  const auto constant = pointwise_model(M, C, w_fed, nullptr, false, false);
   backends::ExecOptions o;
   o.threads = 1;
   backends::Executor ef(*fed, o), ec(*constant, o);

@@ -27,10 +27,6 @@ namespace mcc::backends::cpu {
 #if defined(__AVX512F__)
 namespace {
 
-inline __mmask16 first_lanes(int64_t n) {
-  return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
-}
-
 // Output positions [ow, ow + JB) of one output row: rows[kh] are the ring rows the row reads.
 template <int K, int S, int JB>
 inline void dw_block(const float* const (&rows)[K], const __m512 (&wv)[K * K], __m512 bv,

@@ -69,6 +69,9 @@ void depthwise_c16_rows(int64_t H, int64_t OH, int64_t OW, int64_t pt, const Ele
 }
 
 #if defined(__AVX512F__)
+/// The lowest min(n, 16) lanes.
+inline __mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1); }
+
 /// Columns [0, W) of 16 channel rows turned into per-column 16-channel vectors: load(i, j0, mask)
 /// gives lanes [j0, j0 + 16) of row i < nc (masked to the row), rows i >= nc read 0, and
 /// store(c, v) takes column c.
@@ -76,7 +79,7 @@ template <class Load, class Store>
 inline void transpose_channel_rows(int64_t W, int64_t nc, Load&& load, Store&& store) {
   for (int64_t j0 = 0; j0 < W; j0 += 16) {
     const int64_t n = W - j0 < 16 ? W - j0 : 16;
-    const __mmask16 m = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+    const __mmask16 m = first_lanes(n);
     __m512i r[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) r[i] = i < nc ? load(i, j0, m) : _mm512_setzero_si512();

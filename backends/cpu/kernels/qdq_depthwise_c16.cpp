@@ -34,10 +34,6 @@ namespace mcc::backends::cpu {
 #ifdef MCC_QDQ_DW_C16
 namespace {
 
-inline __mmask16 first_lanes(int64_t n) {
-  return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
-}
-
 // The 16 channels' lanes of one group: scale, bias, y quantization parameters.
 struct Lanes {
   __m512 scale, bias, inv;
