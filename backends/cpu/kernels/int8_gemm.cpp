@@ -85,10 +85,10 @@ void interleave4(const uint8_t* const rows[4], int64_t n, uint8_t* dst) {
 namespace {
 
 void gemm_scalar(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols,
-                 int32_t* c, int64_t ldc) {
+                 int32_t* c, int64_t ldc, const int32_t* row_init) {
   for (int64_t m = m0; m < m1; ++m) {
     int32_t* crow = c + (m - m0) * ldc;
-    std::fill(crow, crow + ncols, 0);
+    std::fill(crow, crow + ncols, row_init ? row_init[m] : 0);
     const int8_t* arow = a.data.data() + m * a.kp;
     for (int64_t k = 0; k < a.kp; ++k) {
       const int32_t w = arow[k];
@@ -101,10 +101,11 @@ void gemm_scalar(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, in
 
 #ifdef MCC_INT8_VNNI
 template <int MR, int NR>
-void tile(const int8_t* a, int64_t kp, const uint8_t* b, int64_t np, int64_t ncols, int32_t* c, int64_t ldc) {
+void tile(const int8_t* a, int64_t kp, const uint8_t* b, int64_t np, int64_t ncols, int32_t* c, int64_t ldc,
+          const int32_t* init) {
   __m512i acc[MR][NR];
   for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_setzero_si512();
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_set1_epi32(init ? init[i] : 0);
   const int64_t k4n = kp / 4;
   for (int64_t k4 = 0; k4 < k4n; ++k4) {
     const uint8_t* bp = b + k4 * np * 4;
@@ -129,18 +130,19 @@ void tile(const int8_t* a, int64_t kp, const uint8_t* b, int64_t np, int64_t nco
 
 template <int NR>
 void rows(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols, int32_t* c,
-          int64_t ldc) {
+          int64_t ldc, const int32_t* row_init) {
   int64_t m = m0;
   const int64_t kp = a.kp;
-  for (; m + 4 <= m1; m += 4) tile<4, NR>(a.data.data() + m * kp, kp, b, np, ncols, c + (m - m0) * ldc, ldc);
-  for (; m < m1; ++m) tile<1, NR>(a.data.data() + m * kp, kp, b, np, ncols, c + (m - m0) * ldc, ldc);
+  auto init = [&](int64_t r) { return row_init ? row_init + r : nullptr; };
+  for (; m + 4 <= m1; m += 4) tile<4, NR>(a.data.data() + m * kp, kp, b, np, ncols, c + (m - m0) * ldc, ldc, init(m));
+  for (; m < m1; ++m) tile<1, NR>(a.data.data() + m * kp, kp, b, np, ncols, c + (m - m0) * ldc, ldc, init(m));
 }
 #endif
 
 }  // namespace
 
 void gemm_u8s8(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols,
-               int32_t* c, int64_t ldc) {
+               int32_t* c, int64_t ldc, const int32_t* row_init) {
 #ifdef MCC_INT8_VNNI
   if (int8_simd_enabled()) {
     for (int64_t j0 = 0; j0 < ncols; j0 += 64) {
@@ -148,16 +150,16 @@ void gemm_u8s8(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int6
       const uint8_t* bj = b + j0 * 4;
       int32_t* cj = c + j0;
       switch ((nc + 15) / 16) {
-        case 4: rows<4>(a, m0, m1, bj, np, nc, cj, ldc); break;
-        case 3: rows<3>(a, m0, m1, bj, np, nc, cj, ldc); break;
-        case 2: rows<2>(a, m0, m1, bj, np, nc, cj, ldc); break;
-        default: rows<1>(a, m0, m1, bj, np, nc, cj, ldc); break;
+        case 4: rows<4>(a, m0, m1, bj, np, nc, cj, ldc, row_init); break;
+        case 3: rows<3>(a, m0, m1, bj, np, nc, cj, ldc, row_init); break;
+        case 2: rows<2>(a, m0, m1, bj, np, nc, cj, ldc, row_init); break;
+        default: rows<1>(a, m0, m1, bj, np, nc, cj, ldc, row_init); break;
       }
     }
     return;
   }
 #endif
-  gemm_scalar(a, m0, m1, b, np, ncols, c, ldc);
+  gemm_scalar(a, m0, m1, b, np, ncols, c, ldc, row_init);
 }
 
 // ---------------------------------------------------------------- row codecs

@@ -35,9 +35,10 @@ void interleave4(const uint8_t* const rows[4], int64_t n, uint8_t* dst);
 
 /// C[m0:m1, 0:ncols] (row stride ldc) = A[m0:m1, :] * B[:, 0:ncols] in s32, where B points at
 /// column 0 of the block in a packed panel of width np. ncols <= 64 for the SIMD path's tiles;
-/// any ncols is accepted (blocks of 64 internally).
+/// any ncols is accepted (blocks of 64 internally). With row_init, row m starts from row_init[m]
+/// (m counted from 0, not from m0) instead of 0: a zero-point correction costs nothing there.
 void gemm_u8s8(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols,
-               int32_t* c, int64_t ldc);
+               int32_t* c, int64_t ldc, const int32_t* row_init = nullptr);
 
 /// y[i] = saturate(nearbyint(x[i] / scale) + zp) into [lo, hi]; NaN -> 0. With `reciprocal`
 /// the SIMD path multiplies by 1 / scale instead (faster; a value within one f32 ulp of a rounding

@@ -94,6 +94,8 @@ struct QConv {
   DType out_dt = DType::F32;
   std::vector<float> ys, yz;      // size M
   std::vector<float> ys_inv;      // 1 / ys (the SIMD epilogue multiplies by it)
+  std::vector<std::vector<int32_t>> acc_init;  // per group (general path): -x_zero * sum(w row)
+  bool quant_clamp = true;        // the output quantization may leave the s32 range (see quant_clamp_needed)
 };
 
 // Stores one output row of nc values: f32 epilogue (bias, activation), then quantization.
@@ -112,38 +114,46 @@ void finish_row(const QConv& q, int64_t oc, float* tmp, int64_t nc, std::byte* o
 template <Epilogue::Act Act, bool Clamp, class Load>
 void finish_row_act(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
   const size_t c = static_cast<size_t>(oc);
-  const __m512 inv = _mm512_set1_ps(q.quant_out ? q.ys_inv[c] : 1.f);
-  const __m512i z = _mm512_set1_epi32(q.quant_out ? static_cast<int32_t>(q.yz[c]) : 0);
-  const bool u8 = q.out_dt == DType::U8;
-  for (int64_t j = 0; j < nc; j += 16) {
-    const __mmask16 mk = nc - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (nc - j)) - 1);
-    const __m512 v = avx512::qdq_act16<Act>(load(j, mk), q.ep);
-    if (!q.quant_out) {
-      _mm512_mask_storeu_ps(reinterpret_cast<float*>(out_base) + off + j, mk, v);
-      continue;
+  if (!q.quant_out) {
+    for (int64_t j = 0; j < nc; j += 16) {
+      const __mmask16 mk = nc - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (nc - j)) - 1);
+      _mm512_mask_storeu_ps(reinterpret_cast<float*>(out_base) + off + j, mk, avx512::qdq_act16<Act>(load(j, mk), q.ep));
     }
-    const __m512i qi = avx512::qdq_quantize16<Clamp>(v, inv, z, u8);
-    if (u8) _mm_mask_storeu_epi8(reinterpret_cast<uint8_t*>(out_base) + off + j, mk, _mm512_cvtusepi32_epi8(qi));
-    else _mm_mask_storeu_epi8(reinterpret_cast<int8_t*>(out_base) + off + j, mk, _mm512_cvtsepi32_epi8(qi));
+    return;
+  }
+  const __m512 inv = _mm512_set1_ps(q.ys_inv[c]);
+  const __m512i z = _mm512_set1_epi32(static_cast<int32_t>(q.yz[c]));
+  const bool u8 = q.out_dt == DType::U8;
+  uint8_t* const dst = reinterpret_cast<uint8_t*>(out_base) + off;  // s8 has the same bytes
+  for (int64_t j = 0; j < nc; j += 64) {
+    __m512i qv[4];
+    for (int t = 0; t < 4; ++t) {
+      const int64_t left = nc - j - 16 * t;
+      const __mmask16 mk = left >= 16 ? static_cast<__mmask16>(0xFFFF)
+                           : left > 0 ? static_cast<__mmask16>((1u << left) - 1)
+                                      : static_cast<__mmask16>(0);
+      qv[t] = avx512::qdq_round16<Clamp>(avx512::qdq_act16<Act>(load(j + 16 * t, mk), q.ep), inv, z, u8);
+    }
+    avx512::qdq_store64(dst + j, qv, u8, nc - j);
   }
 }
 
 template <class Load>
 void finish_row_simd(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
   using A = Epilogue::Act;
+  auto run = [&]<A Act>() {
+    if (q.quant_clamp) finish_row_act<Act, true>(q, oc, nc, load, out_base, off);
+    else finish_row_act<Act, false>(q, oc, nc, load, out_base, off);
+  };
   switch (q.ep.act) {
-    case A::None: return finish_row_act<A::None, true>(q, oc, nc, load, out_base, off);
-    case A::Relu: return finish_row_act<A::Relu, true>(q, oc, nc, load, out_base, off);
-    case A::Clip:
-      // Clip bounds whose quantized size stays far below 2^31 (ReLU6: 6 / y_scale) need no clamp.
-      if (!q.quant_out || std::max(std::abs(q.ep.alpha), std::abs(q.ep.beta)) * q.ys_inv[static_cast<size_t>(oc)] < 1e8f)
-        return finish_row_act<A::Clip, false>(q, oc, nc, load, out_base, off);
-      return finish_row_act<A::Clip, true>(q, oc, nc, load, out_base, off);
-    case A::Sigmoid: return finish_row_act<A::Sigmoid, true>(q, oc, nc, load, out_base, off);
-    case A::SiLU: return finish_row_act<A::SiLU, true>(q, oc, nc, load, out_base, off);
-    case A::LeakyRelu: return finish_row_act<A::LeakyRelu, true>(q, oc, nc, load, out_base, off);
-    case A::HardSigmoid: return finish_row_act<A::HardSigmoid, true>(q, oc, nc, load, out_base, off);
-    case A::HardSwish: return finish_row_act<A::HardSwish, true>(q, oc, nc, load, out_base, off);
+    case A::None: return run.template operator()<A::None>();
+    case A::Relu: return run.template operator()<A::Relu>();
+    case A::Clip: return run.template operator()<A::Clip>();
+    case A::Sigmoid: return run.template operator()<A::Sigmoid>();
+    case A::SiLU: return run.template operator()<A::SiLU>();
+    case A::LeakyRelu: return run.template operator()<A::LeakyRelu>();
+    case A::HardSigmoid: return run.template operator()<A::HardSigmoid>();
+    case A::HardSwish: return run.template operator()<A::HardSwish>();
   }
 }
 #endif
@@ -216,24 +226,23 @@ void run_general(KernelContext& ctx, const QConv& q, const ConvProblem& p, const
         for (int64_t item = i0; item < i1; ++item) {
           const int64_t b = item / mchunks, m0 = (item % mchunks) * kRows, m1 = std::min(Mg, m0 + kRows);
           const int64_t j0 = b * 64, nc = std::min<int64_t>(64, P - j0);
-          gemm_u8s8(a, m0, m1, pb + j0 * 4, NP, nc, acc0, 64);
+          // The accumulators start at -x_zero * sum(w row): they end at sum(w * (x - x_zero)).
+          gemm_u8s8(a, m0, m1, pb + j0 * 4, NP, nc, acc0, 64, q.acc_init[static_cast<size_t>(gi)].data());
           for (int64_t m = m0; m < m1; ++m) {
             const int64_t oc = gi * Mg + m;
-            const int32_t corr = static_cast<int32_t>(xz) * a.row_sum[static_cast<size_t>(m)];
             const float s = q.sc[static_cast<size_t>(oc)];
             const int32_t* ar = acc0 + (m - m0) * 64;
 #ifdef __AVX512F__
             if (int8_simd_enabled()) {
-              const __m512i cv = _mm512_set1_epi32(corr);
               const __m512 sv = _mm512_set1_ps(s);
               const __m512 bv = _mm512_set1_ps(q.bias.empty() ? 0.f : q.bias[static_cast<size_t>(oc)]);
               finish_row_simd(q, oc, nc, [&](int64_t j, __mmask16 mk) {
-                return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_maskz_loadu_epi32(mk, ar + j), cv)), sv, bv);
+                return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(mk, ar + j)), sv, bv);
               }, out, (n * q.M + oc) * P + j0);
               continue;
             }
 #endif
-            for (int64_t j = 0; j < nc; ++j) tmp[j] = static_cast<float>(ar[j] - corr) * s;
+            for (int64_t j = 0; j < nc; ++j) tmp[j] = static_cast<float>(ar[j]) * s;
             finish_row(q, oc, tmp, nc, out, (n * q.M + oc) * P + j0);
           }
         }
@@ -393,6 +402,37 @@ void run_depthwise(KernelContext& ctx, const QConv& q, const ConvProblem& p, con
   });
 }
 
+// Whether the output quantization needs the clamps that keep round(v / y_scale) inside the s32
+// range. Not when every finite value it can see is provably small: |sum(w * (x - x_zero))| <=
+// sum|w| * max(x_zero, 255 - x_zero), so |conv output| <= that * |scale| + |bias| per channel,
+// and the activation keeps (or shrinks) the bound. NaN needs no clamp (see qdq_round16).
+bool quant_clamp_needed(const QConv& q, const int8_t* w) {
+  if (!q.quant_out) return false;
+  using A = Epilogue::Act;
+  const int64_t K = q.cg * q.kk;
+  for (int64_t c = 0; c < q.M; ++c) {
+    const size_t i = static_cast<size_t>(c);
+    double abs_w = 0.0;
+    for (int64_t k = 0; k < K; ++k) abs_w += std::abs(static_cast<double>(w[c * K + k]));
+    const double xz = q.depthwise ? q.dw_xz[i] : q.xz[0];
+    const double scale = q.depthwise ? q.dw_scale[i] : q.sc[i];
+    double v = abs_w * std::max(xz, 255.0 - xz) * std::abs(scale) + (q.bias.empty() ? 0.0 : std::abs(q.bias[i]));
+    switch (q.ep.act) {
+      case A::Sigmoid:
+      case A::HardSigmoid: v = 1.0; break;  // within [0, 1] (or NaN)
+      case A::Clip:
+        if (std::isfinite(q.ep.alpha) && std::isfinite(q.ep.beta))
+          v = std::min(v, std::max<double>(std::abs(q.ep.alpha), std::abs(q.ep.beta)));
+        break;
+      case A::LeakyRelu: v *= std::max(1.0, std::abs(static_cast<double>(q.ep.alpha))); break;
+      default: break;  // None, Relu, SiLU, HardSwish: |act(v)| <= |v|
+    }
+    // 1% for the activations' approximations; NaN or infinite bounds keep the clamps.
+    if (!(v * 1.01 * std::abs(static_cast<double>(q.ys_inv[i])) < 1e8)) return true;
+  }
+  return false;
+}
+
 Kernel make_kernel(std::shared_ptr<const QConv> q) {
   return [q](KernelContext& ctx) {
     const ir::Node& nd = *q->conv;
@@ -418,6 +458,7 @@ Kernel make_kernel(std::shared_ptr<const QConv> q) {
     d.out_u8 = q->out_dt == DType::U8;
     d.y_scale = q->ys.data();
     d.y_zero = q->yz.data();
+    d.quant_clamp = q->quant_clamp;
     if (!qdq_depthwise_c16(ctx, p, d, x, out)) run_depthwise(ctx, *q, p, x, out);
   };
 }
@@ -548,10 +589,15 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
     }
   } else {
     const int64_t Mg = M / q->group, K = q->cg * q->kk;
-    for (int64_t gi = 0; gi < q->group; ++gi) q->packed.push_back(pack_s8(wd + gi * Mg * K, Mg, K));
+    for (int64_t gi = 0; gi < q->group; ++gi) {
+      q->packed.push_back(pack_s8(wd + gi * Mg * K, Mg, K));
+      std::vector<int32_t>& init = q->acc_init.emplace_back();
+      for (int32_t rs : q->packed.back().row_sum) init.push_back(-static_cast<int32_t>(q->xz[0]) * rs);
+    }
     q->sc.resize(static_cast<size_t>(M));
     for (int64_t c = 0; c < M; ++c) q->sc[static_cast<size_t>(c)] = q->xs[0] * q->ws[static_cast<size_t>(c)];
   }
+  q->quant_clamp = quant_clamp_needed(*q, wd);
   fk.kernel = make_kernel(std::move(q));
   return fk;
 }

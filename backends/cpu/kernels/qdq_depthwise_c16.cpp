@@ -45,7 +45,7 @@ struct Lanes {
 // quad of taps of a row is one vpermb (lane i gets the 4 columns' bytes of channel i) and one
 // vpdpbusd (u8 x s8, 4 products summed into s32 exactly).
 template <int K, int S, int JB>
-inline void block(const uint8_t* const (&rows)[K], const __m512i (&wq)[K][(K + 3) / 4], __m512i corr,
+inline void block(const uint8_t* const (&rows)[K], const __m512i (&wq)[K][(K + 3) / 4], __m512i neg_corr,
                   const Lanes& l, int64_t ow, float* out) {
   constexpr int NQ = (K + 3) / 4;
   // byte 4i + k <- byte 16k + i: column k of channel i
@@ -54,7 +54,7 @@ inline void block(const uint8_t* const (&rows)[K], const __m512i (&wq)[K][(K + 3
                                        0x33231303, 0x32221202, 0x31211101, 0x30201000);
   __m512i v[JB];
 #pragma GCC unroll 8
-  for (int j = 0; j < JB; ++j) v[j] = _mm512_setzero_si512();
+  for (int j = 0; j < JB; ++j) v[j] = neg_corr;  // the sums start at -x_zero * sum(w)
 #pragma GCC unroll 5
   for (int kh = 0; kh < K; ++kh) {
 #pragma GCC unroll 2
@@ -70,12 +70,12 @@ inline void block(const uint8_t* const (&rows)[K], const __m512i (&wq)[K][(K + 3
 #pragma GCC unroll 8
   for (int j = 0; j < JB; ++j)
     _mm512_store_ps(out + (ow + j) * 16,
-                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(v[j], corr)), l.scale, l.bias));
+                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(v[j]), l.scale, l.bias));
 }
 
 // cnt (<= 16) positions of obuf, activated and quantized (or kept f32) in channel lanes, then
 // transposed into r: r[i] holds channel i's cnt positions.
-template <Epilogue::Act Act>
+template <Epilogue::Act Act, bool Clamp>
 void finish_chunk(const float* obuf, int64_t cnt, const QdqDepthwise& q, const Lanes& l,
                   __m512i (&r)[16]) {
   const bool u8 = q.out_u8;
@@ -85,22 +85,26 @@ void finish_chunk(const float* obuf, int64_t cnt, const QdqDepthwise& q, const L
       continue;
     }
     const __m512 v = avx512::qdq_act16<Act>(_mm512_load_ps(obuf + t * 16), q.ep);
-    r[t] = q.quant_out ? avx512::qdq_quantize16(v, l.inv, l.yz, u8) : _mm512_castps_si512(v);
+    r[t] = q.quant_out ? avx512::qdq_quantize16<Clamp>(v, l.inv, l.yz, u8) : _mm512_castps_si512(v);
   }
   avx512::transpose_16x16(r);
 }
 
 void finish(const float* obuf, int64_t cnt, const QdqDepthwise& q, const Lanes& l, __m512i (&r)[16]) {
   using A = Epilogue::Act;
+  auto run = [&]<A Act>() {
+    if (q.quant_clamp) finish_chunk<Act, true>(obuf, cnt, q, l, r);
+    else finish_chunk<Act, false>(obuf, cnt, q, l, r);
+  };
   switch (q.ep.act) {
-    case A::None: return finish_chunk<A::None>(obuf, cnt, q, l, r);
-    case A::Relu: return finish_chunk<A::Relu>(obuf, cnt, q, l, r);
-    case A::Clip: return finish_chunk<A::Clip>(obuf, cnt, q, l, r);
-    case A::Sigmoid: return finish_chunk<A::Sigmoid>(obuf, cnt, q, l, r);
-    case A::SiLU: return finish_chunk<A::SiLU>(obuf, cnt, q, l, r);
-    case A::LeakyRelu: return finish_chunk<A::LeakyRelu>(obuf, cnt, q, l, r);
-    case A::HardSigmoid: return finish_chunk<A::HardSigmoid>(obuf, cnt, q, l, r);
-    case A::HardSwish: return finish_chunk<A::HardSwish>(obuf, cnt, q, l, r);
+    case A::None: return run.template operator()<A::None>();
+    case A::Relu: return run.template operator()<A::Relu>();
+    case A::Clip: return run.template operator()<A::Clip>();
+    case A::Sigmoid: return run.template operator()<A::Sigmoid>();
+    case A::SiLU: return run.template operator()<A::SiLU>();
+    case A::LeakyRelu: return run.template operator()<A::LeakyRelu>();
+    case A::HardSigmoid: return run.template operator()<A::HardSigmoid>();
+    case A::HardSwish: return run.template operator()<A::HardSwish>();
   }
 }
 
@@ -133,9 +137,9 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
       std::byte* const yg = y + static_cast<size_t>((ni * C + c0) * plane) * out_size;
       const __mmask16 cm = first_lanes(nc);
       // Weights: quad qd of kernel row kh holds taps 4qd..4qd+3 of that row (0 past the row);
-      // corr = x_zero * sum(w) per channel; padding reads x_zero, which then adds nothing.
+      // the sums start at -x_zero * sum(w) per channel; padding reads x_zero, which then adds nothing.
       __m512i wq[K][NQ];
-      __m512i corr;
+      __m512i neg_corr;
       alignas(16) uint8_t zb[16] = {};
       {
         alignas(64) int8_t wt[K][NQ][16][4] = {};
@@ -149,11 +153,11 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
               sum += wi;
             }
           zb[c] = static_cast<uint8_t>(q.x_zero[c0 + c]);
-          cs[c] = sum * static_cast<int32_t>(zb[c]);
+          cs[c] = -sum * static_cast<int32_t>(zb[c]);
         }
         for (int kh = 0; kh < K; ++kh)
           for (int qd = 0; qd < NQ; ++qd) wq[kh][qd] = _mm512_load_si512(&wt[kh][qd][0][0]);
-        corr = _mm512_load_si512(cs);
+        neg_corr = _mm512_load_si512(cs);
       }
       {  // padding columns of the ring rows and the whole padding row: x_zero
         const __m128i zv = _mm_load_si128(reinterpret_cast<const __m128i*>(zb));
@@ -216,7 +220,7 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
       depthwise_c16_rows<K, S, JB>(
           H, OH, OW, pt, ring, row_bytes, pad_row, obuf, load_row,
           [&]<int N>(const uint8_t* const (&rows)[K], int64_t ow, float* out) {
-            block<K, S, N>(rows, wq, corr, l, ow, out);
+            block<K, S, N>(rows, wq, neg_corr, l, ow, out);
           },
           store_chunk);
     }

@@ -20,6 +20,7 @@ struct QdqDepthwise {
   bool out_u8 = true;              // u8 (else s8) when quantized
   const float* y_scale = nullptr;  // when quantized
   const float* y_zero = nullptr;
+  bool quant_clamp = true;         // false: |activated value / y_scale| stays below 1e8
 };
 
 /// y = quantize(act((sum over taps of w * (x - x_zero)) * scale + bias)) for a 2-D depthwise conv

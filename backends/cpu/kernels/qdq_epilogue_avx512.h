@@ -39,21 +39,40 @@ inline __m512 qdq_act16(__m512 v, const Epilogue& e) {
   return v;
 }
 
-/// v (already activated) quantized with 1 / y_scale `inv` and zero point `z` per lane: s32
-/// lanes at or above the type's lowest value, which the saturating narrowing
-/// (_mm512_cvtusepi32_epi8 for u8, _mm512_cvtsepi32_epi8 for s8) turns into the stored bytes.
-/// Clamp = false when |v * inv| is known to stay below 1e9 (a bounded activation): the clamps are
-/// then no-ops, NaN included.
+/// round(v * inv) + z in s32 lanes, before saturation to the output type: v (already
+/// activated) quantized with 1 / y_scale `inv` and zero point `z` per lane, round half to even.
+/// NaN lanes give 0 for s8 and a value below 0 (which saturates to 0) for u8.
+/// Clamp = false when |v * inv| is known to stay below 1e8 (bounded accumulators or a bounded
+/// activation): the clamps that keep the conversion in range are then no-ops, NaN included.
 template <bool Clamp = true>
-inline __m512i qdq_quantize16(__m512 v, __m512 inv, __m512i z, bool u8) {
-  // Clamps before the conversion: beyond +-2^31 cvtps gives INT_MIN. min(big, t) keeps NaN, which
-  // converts to INT_MIN and so saturates to 0 (u8) / -128 (s8: fixed up by the NaN mask below).
+inline __m512i qdq_round16(__m512 v, __m512 inv, __m512i z, bool u8) {
+  // Beyond +-2^31 cvtps gives INT_MIN. min(big, t) keeps NaN, which converts to INT_MIN: below
+  // 0 after adding z (u8); s8 lanes take 0 from the NaN mask.
   const __m512 big = _mm512_set1_ps(1e9f), small = _mm512_set1_ps(-1e9f);
-  const __m512i lo = _mm512_set1_epi32(u8 ? 0 : -128);
   __m512 t = _mm512_mul_ps(v, inv);
   if constexpr (Clamp) t = _mm512_max_ps(small, _mm512_min_ps(big, t));
-  const __m512i qi = _mm512_max_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(t), z), lo);  // nearest even
+  const __m512i qi = _mm512_add_epi32(_mm512_cvtps_epi32(t), z);  // nearest even
   return u8 ? qi : _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q), qi, _mm512_setzero_si512());
+}
+
+/// qdq_round16 at or above the type's lowest value, which the saturating narrowing
+/// (_mm512_cvtusepi32_epi8 for u8, _mm512_cvtsepi32_epi8 for s8) turns into the stored bytes.
+template <bool Clamp = true>
+inline __m512i qdq_quantize16(__m512 v, __m512 inv, __m512i z, bool u8) {
+  return _mm512_max_epi32(qdq_round16<Clamp>(v, inv, z, u8), _mm512_set1_epi32(u8 ? 0 : -128));
+}
+
+/// Four vectors of qdq_round16 values saturated to u8 (or s8) and stored as the n (<= 64) bytes
+/// q[0][0..15], q[1][0..15], ... at dst. Signed saturation to s16, then to u8/s8, gives the
+/// same bytes as clamping the s32 values to the type's range.
+inline void qdq_store64(void* dst, const __m512i (&q)[4], bool u8, int64_t n) {
+  const __m512i a = _mm512_packs_epi32(q[0], q[1]), b = _mm512_packs_epi32(q[2], q[3]);
+  // Per 128-bit lane L the packs leave q[0][4L..4L+3], q[1][4L..], q[2][4L..], q[3][4L..]: dword
+  // 4L + i holds 4 bytes of q[i].
+  const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i p = _mm512_permutexvar_epi32(idx, u8 ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b));
+  if (n >= 64) _mm512_storeu_si512(dst, p);
+  else _mm512_mask_storeu_epi8(dst, (__mmask64{1} << n) - 1, p);
 }
 
 }  // namespace mcc::backends::cpu::avx512
