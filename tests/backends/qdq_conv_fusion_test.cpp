@@ -35,6 +35,8 @@ struct QCase {
   bool two_readers = false; // the dequantized x is also read by a Relu (fusion starts at the Conv)
   bool per_channel_x = false;
   int64_t H = 9, W = 11;
+  float y_scale = 0.03f;    // output QuantizeLinear scale (tiny: most values saturate)
+  bool s8_out = false;      // s8 output zero point (else u8)
 };
 
 template <class T>
@@ -108,13 +110,14 @@ Built build(const QCase& c, unsigned seed) {
     v = test::add_node(g, "HardSwish", "hswish", {v}, {"act"}, 14).outputs[0];
   }
   if (c.quant_out) {
-    ir::Value& ys = g.add_initializer("ys", Tensor::scalar<float>(0.03f));
-    ir::Value& yz = g.add_initializer("yz", Tensor::scalar<uint8_t>(act == "none" ? 128 : 20));
+    ir::Value& ys = g.add_initializer("ys", Tensor::scalar<float>(c.y_scale));
+    ir::Value& yz = c.s8_out ? g.add_initializer("yz", Tensor::scalar<int8_t>(act == "none" ? 0 : -100))
+                             : g.add_initializer("yz", Tensor::scalar<uint8_t>(act == "none" ? 128 : 20));
     v = test::add_node(g, "QuantizeLinear", "q_y", {v, &ys, &yz}, {"y"}, 13).outputs[0];
   }
   ir::Value* yv = v;
   yv->has_type = true;
-  yv->dtype = c.quant_out ? DType::U8 : DType::F32;
+  yv->dtype = !c.quant_out ? DType::F32 : c.s8_out ? DType::I8 : DType::U8;
   g.outputs.push_back(yv);
   if (c.two_readers) {
     ir::Value* r = test::add_node(g, "Relu", "other_reader", {dqx.outputs[0]}, {"r"}, 13).outputs[0];
@@ -146,13 +149,17 @@ std::pair<double, int64_t> compare(const Tensor& a, const Tensor& b) {
   REQUIRE(a.dtype() == b.dtype());
   double m = 0;
   int64_t n = 0;
-  if (a.dtype() == DType::U8) {
-    auto da = a.data<uint8_t>(), db = b.data<uint8_t>();
+  auto ints = [&](auto da, auto db) {
     for (size_t i = 0; i < da.size(); ++i) {
       const double d = std::abs(static_cast<double>(da[i]) - db[i]);
       m = std::max(m, d);
       n += d > 0;
     }
+  };
+  if (a.dtype() == DType::U8) {
+    ints(a.data<uint8_t>(), b.data<uint8_t>());
+  } else if (a.dtype() == DType::I8) {
+    ints(a.data<int8_t>(), b.data<int8_t>());
   } else {
     auto da = a.data<float>(), db = b.data<float>();
     double range = 0;
@@ -186,6 +193,17 @@ const QCase kCases[] = {
     {"depthwise 3x3, 37 channels, 7x7", 37, 37, 3, 37, 1, 1, "hardswish", true, true, true, false, false, 7, 7},
     {"depthwise 5x5 stride 2, 32 channels, f32 output", 32, 32, 5, 32, 2, 2, "silu", true, false, false, false, true, 14, 14},
     {"depthwise 3x3 stride 2, 20 channels, x read twice", 20, 20, 3, 20, 2, 1, "clip", true, true, true, true, false, 15, 9},
+    // Maps of 2048 positions or more run in column chunks (partial rows at the chunk edges).
+    {"3x3 pad 1, 48x50 map in column chunks", 5, 9, 3, 1, 1, 1, "silu", true, true, true, false, false, 48, 50},
+    {"3x3 stride 2 pad 1, 100x90 map in column chunks", 3, 20, 3, 1, 2, 1, "relu", true, false, true, false, false, 100, 90},
+    {"1x1, 50x47 map in column chunks, f32 output", 13, 6, 1, 1, 1, 0, "silu", true, true, false, false, false, 50, 47},
+    {"grouped 3x3, 45x47 map in column chunks", 6, 8, 3, 2, 1, 1, "hardswish", true, true, true, false, false, 45, 47},
+    // A tiny output scale: values leave the s32 range unless clamped, then saturate.
+    {"3x3, tiny output scale", 5, 9, 3, 1, 1, 1, "none", true, true, true, false, false, 9, 11, 1e-9f},
+    {"depthwise 3x3, tiny output scale", 16, 16, 3, 16, 1, 1, "silu", true, true, true, false, false, 9, 11, 1e-9f},
+    {"1x1, s8 output", 13, 7, 1, 1, 1, 0, "silu", true, true, true, false, false, 9, 70, 0.03f, true},
+    {"3x3 s8 output, tiny output scale", 5, 9, 3, 1, 1, 1, "none", true, true, true, false, false, 9, 11, 1e-9f, true},
+    {"depthwise 3x3, s8 output", 16, 16, 3, 16, 1, 1, "relu", true, true, true, false, false, 12, 13, 0.03f, true},
 };
 
 }  // namespace

@@ -158,93 +158,144 @@ void finish_row_simd(const QConv& q, int64_t oc, int64_t nc, Load load, std::byt
 }
 #endif
 
+// Row k of the im2col matrix for output positions [p0, p0 + cnt) into d: the u8 x each tap
+// reads, x_zero where it reads padding.
+void im2col_row(const QConv& q, const WindowGeom& g, const uint8_t* xg, uint8_t xz, int64_t k, int64_t p0,
+                int64_t cnt, uint8_t* d) {
+  const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], KW = g.k[2];
+  const int64_t ci = k / q.kk, t = k % q.kk, kh = t / KW, kw = t % KW;
+  const uint8_t* xc = xg + ci * H * W;
+  const int64_t s = g.stride[2], off = kw * g.dil[2] - g.pad_b[2];
+  // ow range whose iw = ow * s + off lies in [0, W)
+  const int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + s - 1) / s);
+  const int64_t hi = std::max(lo, std::min(OW, W - off <= 0 ? 0 : (W - off + s - 1) / s));
+  for (int64_t pos = p0; pos < p0 + cnt;) {
+    const int64_t oh = pos / OW, a = pos % OW, b = std::min(OW, a + (p0 + cnt - pos));  // ow in [a, b)
+    uint8_t* dr = d + (pos - p0) - a;  // dr[ow]
+    pos += b - a;
+    const int64_t ih = oh * g.stride[1] - g.pad_b[1] + kh * g.dil[1];
+    if (ih < 0 || ih >= H) {
+      std::memset(dr + a, xz, static_cast<size_t>(b - a));
+      continue;
+    }
+    const uint8_t* xr = xc + ih * W + off;
+    const int64_t l = std::clamp(lo, a, b), h = std::clamp(hi, l, b);
+    std::memset(dr + a, xz, static_cast<size_t>(l - a));
+    if (s == 1) std::memcpy(dr + l, xr + l, static_cast<size_t>(h - l));
+    else
+      for (int64_t ow = l; ow < h; ++ow) dr[ow] = xr[ow * s];
+    std::memset(dr + h, xz, static_cast<size_t>(b - h));
+  }
+}
+
+// Output positions per column chunk of the general path, or 0 for one panel of the whole map.
+// Large maps run chunk by chunk: a chunk's im2col rows and packed panel (about 128 KiB each)
+// stay in the core's cache while its GEMM reads them, and the chunks are the parallel items.
+int64_t chunk_width(int64_t kp, int64_t P) {
+  if (P < 2048) return 0;
+  const int64_t cap = std::max<int64_t>(64, (131072 / kp) / 64 * 64);
+  return std::min(cap, std::max<int64_t>(256, ((P + 7) / 8 + 63) / 64 * 64));
+}
+
 void run_general(KernelContext& ctx, const QConv& q, const ConvProblem& p, const uint8_t* x, std::byte* out) {
   const WindowGeom& g = p.g;
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], P = OH * OW;
-  const int64_t KW = g.k[2];
-  const int64_t K = q.cg * q.kk, NP = panel_width(P);
+  const int64_t K = q.cg * q.kk;
   const int64_t Mg = q.M / q.group;
   const int64_t kp = q.packed[0].kp;
-  // Scratch kept per thread across runs (large buffers would otherwise be mapped afresh each run).
-  static thread_local std::vector<uint8_t> panel, rows;
-  if (panel.size() < static_cast<size_t>(kp * NP)) panel.resize(static_cast<size_t>(kp * NP));
   const uint8_t xz = static_cast<uint8_t>(q.xz[0]);
+  const bool direct = q.kk == 1 && g.stride[1] == 1 && g.stride[2] == 1 && g.pad_b[1] == 0 && g.pad_b[2] == 0 &&
+                      OH == H && OW == W;
+  constexpr int64_t kRows = 128;  // output channels per GEMM call
+  // Output channels [m0, m1) of group gi at the nc (<= 64) positions [j0, j0 + nc) of sample n,
+  // whose packed columns start at b (panel width np): GEMM, then the epilogue row by row.
+  auto block = [&](int64_t n, int64_t gi, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t j0,
+                   int64_t nc, int32_t* acc0) {
+    const PackedS8& a = q.packed[static_cast<size_t>(gi)];
+    // The accumulators start at -x_zero * sum(w row): they end at sum(w * (x - x_zero)).
+    gemm_u8s8(a, m0, m1, b, np, nc, acc0, 64, q.acc_init[static_cast<size_t>(gi)].data());
+    for (int64_t m = m0; m < m1; ++m) {
+      const int64_t oc = gi * Mg + m;
+      const float s = q.sc[static_cast<size_t>(oc)];
+      const int32_t* ar = acc0 + (m - m0) * 64;
+#ifdef __AVX512F__
+      if (int8_simd_enabled()) {
+        const __m512 sv = _mm512_set1_ps(s);
+        const __m512 bv = _mm512_set1_ps(q.bias.empty() ? 0.f : q.bias[static_cast<size_t>(oc)]);
+        finish_row_simd(q, oc, nc, [&](int64_t j, __mmask16 mk) {
+          return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(mk, ar + j)), sv, bv);
+        }, out, (n * q.M + oc) * P + j0);
+        continue;
+      }
+#endif
+      float tmp[64];
+      for (int64_t j = 0; j < nc; ++j) tmp[j] = static_cast<float>(ar[j]) * s;
+      finish_row(q, oc, tmp, nc, out, (n * q.M + oc) * P + j0);
+    }
+  };
+  // Packs positions [p0, p0 + cnt) of the im2col matrix (rows [k4 * 4, k4 * 4 + 4) for k4 in
+  // [q0, q1)) into panel (width np, column 0 = p0); rows is scratch for 4 * cnt bytes.
+  auto pack = [&](const uint8_t* xg, int64_t q0, int64_t q1, int64_t p0, int64_t cnt, uint8_t* rows,
+                  uint8_t* panel, int64_t np) {
+    for (int64_t k4 = q0; k4 < q1; ++k4) {
+      const uint8_t* r[4];
+      for (int i = 0; i < 4; ++i) {
+        const int64_t k = k4 * 4 + i;
+        if (k >= K) r[i] = nullptr;
+        else if (direct) r[i] = xg + k * P + p0;
+        else {
+          im2col_row(q, g, xg, xz, k, p0, cnt, rows + i * cnt);
+          r[i] = rows + i * cnt;
+        }
+      }
+      interleave4(r, cnt, panel + k4 * 4 * np);
+    }
+  };
+  static thread_local std::vector<int32_t> acc_buf;  // kept per thread across runs
+  static thread_local std::vector<uint8_t> panel_buf, rows_buf;
+  auto scratch = [](std::vector<uint8_t>& v, int64_t n) {
+    if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+    return v.data();
+  };
+  auto acc = []() {
+    if (acc_buf.size() < static_cast<size_t>(kRows * 64)) acc_buf.resize(static_cast<size_t>(kRows * 64));
+    return acc_buf.data();
+  };
+  const int64_t cw = chunk_width(kp, P);
   for (int64_t n = 0; n < p.n; ++n) {
     for (int64_t gi = 0; gi < q.group; ++gi) {
       const uint8_t* xg = x + (n * p.c + gi * q.cg) * H * W;
-      uint8_t* pb = panel.data();
-      const bool direct = q.kk == 1 && g.stride[1] == 1 && g.stride[2] == 1 && g.pad_b[1] == 0 &&
-                          g.pad_b[2] == 0 && OH == H && OW == W;
-      if (!direct) {
-        if (static_cast<int64_t>(rows.size()) < K * P) rows.resize(static_cast<size_t>(K * P));
-        uint8_t* rb = rows.data();
-        ctx.parallel_for(K, P, [&](int64_t k0, int64_t k1) {
-          for (int64_t k = k0; k < k1; ++k) {
-            const int64_t ci = k / q.kk, t = k % q.kk, kh = t / KW, kw = t % KW;
-            const uint8_t* xc = xg + ci * H * W;
-            const int64_t s = g.stride[2], off = kw * g.dil[2] - g.pad_b[2];
-            // ow range whose iw = ow * s + off lies in [0, W)
-            const int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + s - 1) / s);
-            const int64_t hi = std::max(lo, std::min(OW, W - off <= 0 ? 0 : (W - off + s - 1) / s));
-            for (int64_t oh = 0; oh < OH; ++oh) {
-              const int64_t ih = oh * g.stride[1] - g.pad_b[1] + kh * g.dil[1];
-              uint8_t* d = rb + k * P + oh * OW;
-              if (ih < 0 || ih >= H) {
-                std::memset(d, xz, static_cast<size_t>(OW));
-                continue;
-              }
-              const uint8_t* xr = xc + ih * W + off;
-              std::memset(d, xz, static_cast<size_t>(lo));
-              if (s == 1) std::memcpy(d + lo, xr + lo, static_cast<size_t>(hi - lo));
-              else
-                for (int64_t ow = lo; ow < hi; ++ow) d[ow] = xr[ow * s];
-              std::memset(d + hi, xz, static_cast<size_t>(OW - hi));
-            }
+      if (cw > 0) {
+        // Column chunks as the parallel items, each packed into this thread's panel.
+        const int64_t chunks = (P + cw - 1) / cw;
+        ctx.parallel_for(chunks, Mg * kp * cw, [&](int64_t c0, int64_t c1) {
+          uint8_t* const panel = scratch(panel_buf, kp * cw);
+          uint8_t* const rows = scratch(rows_buf, 4 * cw);
+          int32_t* const acc0 = acc();
+          for (int64_t c = c0; c < c1; ++c) {
+            const int64_t p0 = c * cw, cnt = std::min(cw, P - p0);
+            pack(xg, 0, kp / 4, p0, cnt, rows, panel, cw);
+            for (int64_t j = 0; j < cnt; j += 64)
+              for (int64_t m0 = 0; m0 < Mg; m0 += kRows)
+                block(n, gi, m0, std::min(Mg, m0 + kRows), panel + j * 4, cw, p0 + j, std::min<int64_t>(64, cnt - j), acc0);
           }
         });
+        continue;
       }
-      const uint8_t* src = direct ? xg : rows.data();
-      ctx.parallel_for(kp / 4, P, [&](int64_t q0, int64_t q1) {
-        for (int64_t k4 = q0; k4 < q1; ++k4) {
-          const uint8_t* r[4];
-          for (int i = 0; i < 4; ++i) r[i] = k4 * 4 + i < K ? src + (k4 * 4 + i) * P : nullptr;
-          interleave4(r, P, pb + k4 * 4 * NP);
-        }
+      // Small maps: one panel of the whole map, packed by k-quads in parallel; then items of 64
+      // columns x up to kRows output channels, so a 7x7 map (one column block) still splits
+      // across threads. Each output is computed by one item whatever the thread count.
+      const int64_t NP = panel_width(P);
+      uint8_t* const panel = scratch(panel_buf, kp * NP);
+      ctx.parallel_for(kp / 4, P * (direct ? 1 : 2), [&](int64_t q0, int64_t q1) {
+        pack(xg, q0, q1, 0, P, scratch(rows_buf, 4 * P), panel, NP);
       });
-      const PackedS8& a = q.packed[static_cast<size_t>(gi)];
-      const int64_t nblocks = (P + 63) / 64;
-      // Work items: 64 columns x up to kRows output channels, so small maps (7x7: one column
-      // block) still split across threads. Each output is computed by one item whatever the
-      // thread count.
-      constexpr int64_t kRows = 128;
-      const int64_t mchunks = (Mg + kRows - 1) / kRows;
+      const int64_t nblocks = (P + 63) / 64, mchunks = (Mg + kRows - 1) / kRows;
       ctx.parallel_for(nblocks * mchunks, std::min(Mg, kRows) * kp * 64, [&](int64_t i0, int64_t i1) {
-        static thread_local std::vector<int32_t> acc_buf;
-        if (acc_buf.size() < static_cast<size_t>(kRows * 64)) acc_buf.resize(static_cast<size_t>(kRows * 64));
-        int32_t* const acc0 = acc_buf.data();
-        float tmp[64];
+        int32_t* const acc0 = acc();
         for (int64_t item = i0; item < i1; ++item) {
-          const int64_t b = item / mchunks, m0 = (item % mchunks) * kRows, m1 = std::min(Mg, m0 + kRows);
-          const int64_t j0 = b * 64, nc = std::min<int64_t>(64, P - j0);
-          // The accumulators start at -x_zero * sum(w row): they end at sum(w * (x - x_zero)).
-          gemm_u8s8(a, m0, m1, pb + j0 * 4, NP, nc, acc0, 64, q.acc_init[static_cast<size_t>(gi)].data());
-          for (int64_t m = m0; m < m1; ++m) {
-            const int64_t oc = gi * Mg + m;
-            const float s = q.sc[static_cast<size_t>(oc)];
-            const int32_t* ar = acc0 + (m - m0) * 64;
-#ifdef __AVX512F__
-            if (int8_simd_enabled()) {
-              const __m512 sv = _mm512_set1_ps(s);
-              const __m512 bv = _mm512_set1_ps(q.bias.empty() ? 0.f : q.bias[static_cast<size_t>(oc)]);
-              finish_row_simd(q, oc, nc, [&](int64_t j, __mmask16 mk) {
-                return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(mk, ar + j)), sv, bv);
-              }, out, (n * q.M + oc) * P + j0);
-              continue;
-            }
-#endif
-            for (int64_t j = 0; j < nc; ++j) tmp[j] = static_cast<float>(ar[j]) * s;
-            finish_row(q, oc, tmp, nc, out, (n * q.M + oc) * P + j0);
-          }
+          const int64_t b = item / mchunks, m0 = (item % mchunks) * kRows, j0 = b * 64;
+          block(n, gi, m0, std::min(Mg, m0 + kRows), panel + j0 * 4, NP, j0, std::min<int64_t>(64, P - j0), acc0);
         }
       });
     }
