@@ -307,6 +307,43 @@ TEST_CASE("int8 gemm: u8 x s8 with s32 accumulation equals a plain loop, SIMD an
   }
 }
 
+TEST_CASE("int8 gemm: interleave4 places bytes where panel_offset says, null rows read 0; row_init starts the sums") {
+  std::mt19937 rng(4);
+  for (int64_t N : {5, 16, 64, 150, 200}) {
+    const int64_t K = 7, np = backends::cpu::panel_width(N);  // the second quad has a null row
+    const auto bm = random_ints<uint8_t>(static_cast<size_t>(K * N), 0, 255, rng);
+    for (bool simd : {true, false}) {
+      CAPTURE(N);
+      CAPTURE(simd);
+      backends::cpu::set_int8_simd_enabled(simd);
+      std::vector<uint8_t> panel(static_cast<size_t>(8 * np), 0xAB), want(panel.size(), 0xAB);
+      for (int64_t k4 = 0; k4 < 2; ++k4) {
+        const uint8_t* r[4];
+        for (int i = 0; i < 4; ++i) r[i] = k4 * 4 + i < K ? bm.data() + (k4 * 4 + i) * N : nullptr;
+        backends::cpu::interleave4(r, N, panel.data() + k4 * 4 * np);
+      }
+      for (int64_t k = 0; k < 8; ++k)
+        for (int64_t j = 0; j < N; ++j)
+          want[static_cast<size_t>(backends::cpu::panel_offset(k, j, np))] = k < K ? bm[static_cast<size_t>(k * N + j)] : 0;
+      CHECK(panel == want);
+      // Two rows of weights; the sums start at row_init.
+      const std::vector<int8_t> a = random_ints<int8_t>(static_cast<size_t>(2 * K), -128, 127, rng);
+      const backends::cpu::PackedS8 pa = backends::cpu::pack_s8(a.data(), 2, K);
+      const int32_t init[2] = {-100000, 12345};
+      std::vector<int32_t> c(static_cast<size_t>(N));
+      backends::cpu::gemm_u8s8(pa, 1, 2, panel.data(), np, N, c.data(), N, init);
+      bool same = true;
+      for (int64_t j = 0; j < N; ++j) {
+        int32_t sum = init[1];
+        for (int64_t k = 0; k < K; ++k) sum += a[static_cast<size_t>(K + k)] * bm[static_cast<size_t>(k * N + j)];
+        same = same && sum == c[static_cast<size_t>(j)];
+      }
+      CHECK(same);
+      backends::cpu::set_int8_simd_enabled(true);
+    }
+  }
+}
+
 TEST_CASE("int8 row codecs: quantize_row_u8/s8 divide by the scale exactly as the scalar loop, ties included") {
   // Values on and next to the half-integer grid of several scales, where x * (1 / scale) and
   // x / scale can round differently.

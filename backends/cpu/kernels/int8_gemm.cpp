@@ -63,6 +63,23 @@ void interleave4(const uint8_t* const rows[4], int64_t n, uint8_t* dst) {
   int64_t j = 0;
 #ifdef MCC_INT8_AVX512
   if (int8_simd_enabled()) {
+    // 64 columns: bytes interleaved within each 128-bit lane (lane L of x[i] holds columns
+    // 16L + 4i .. 16L + 4i + 3), then a 4 x 4 transpose of the lanes puts them in column order.
+    for (; j + 64 <= n; j += 64) {
+      const __m512i a0 = _mm512_loadu_si512(r[0] + j * step[0]), a1 = _mm512_loadu_si512(r[1] + j * step[1]);
+      const __m512i a2 = _mm512_loadu_si512(r[2] + j * step[2]), a3 = _mm512_loadu_si512(r[3] + j * step[3]);
+      const __m512i lo01 = _mm512_unpacklo_epi8(a0, a1), hi01 = _mm512_unpackhi_epi8(a0, a1);
+      const __m512i lo23 = _mm512_unpacklo_epi8(a2, a3), hi23 = _mm512_unpackhi_epi8(a2, a3);
+      const __m512i x0 = _mm512_unpacklo_epi16(lo01, lo23), x1 = _mm512_unpackhi_epi16(lo01, lo23);
+      const __m512i x2 = _mm512_unpacklo_epi16(hi01, hi23), x3 = _mm512_unpackhi_epi16(hi01, hi23);
+      const __m512i t0 = _mm512_shuffle_i32x4(x0, x1, 0x44), t1 = _mm512_shuffle_i32x4(x2, x3, 0x44);
+      const __m512i t2 = _mm512_shuffle_i32x4(x0, x1, 0xEE), t3 = _mm512_shuffle_i32x4(x2, x3, 0xEE);
+      uint8_t* d = dst + j * 4;
+      _mm512_storeu_si512(d, _mm512_shuffle_i32x4(t0, t1, 0x88));
+      _mm512_storeu_si512(d + 64, _mm512_shuffle_i32x4(t0, t1, 0xDD));
+      _mm512_storeu_si512(d + 128, _mm512_shuffle_i32x4(t2, t3, 0x88));
+      _mm512_storeu_si512(d + 192, _mm512_shuffle_i32x4(t2, t3, 0xDD));
+    }
     for (; j + 16 <= n; j += 16) {
       const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + j * step[0]));
       const __m128i a1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + j * step[1]));
