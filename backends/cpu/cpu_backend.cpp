@@ -1,4 +1,5 @@
 // The cpu backend: Eigen kernels looked up in one registry filled by the family registrations.
+#include "backends/cpu/kernels/concat_quantize_fusion.h"
 #include "backends/cpu/kernels/conv_fusion.h"
 #include "backends/cpu/kernels/ew_chain_fusion.h"
 #include "backends/cpu/kernels/kernels.h"
@@ -21,6 +22,7 @@ class CpuBackend final : public Backend {
   std::optional<FusedKernel> fuse(const ir::Node& n) const override {
     if (auto f = cpu::fuse_qdq_conv(n)) return f;
     if (auto f = cpu::fuse_conv(n)) return f;
+    if (auto f = cpu::fuse_concat_quantize(n)) return f;
     if (auto f = cpu::fuse_elementwise_chain(n)) return f;
     if (auto f = cpu::fuse_layer_norm(n)) return f;
     return cpu::fuse_matmul(n);

@@ -174,6 +174,36 @@ void strided_copy(const KernelContext& ctx, const ir::Tensor& src, int64_t src_o
   });
 }
 
+ConcatLayout concat_layout(const KernelContext& ctx, int64_t axis_attr) {
+  const ir::Node& n = ctx.node();
+  if (ctx.num_inputs() == 0) throw ModelError(n.describe() + ": Concat needs at least one input");
+  const ir::Tensor& first = ctx.in(0);
+  check_movable(n, first.dtype());
+  const auto r = static_cast<int64_t>(first.rank());
+  if (r == 0) throw ModelError(n.describe() + ": Concat inputs must have rank >= 1");
+  const int64_t axis = normalize_axis(n, axis_attr, r);
+  ConcatLayout L;
+  L.out = first.dims();
+  L.out[static_cast<size_t>(axis)] = 0;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const ir::Tensor& t = ctx.in(i);
+    bool same = t.dtype() == first.dtype() && t.rank() == first.rank();
+    for (int64_t d = 0; same && d < r; ++d)
+      same = d == axis || t.dims()[static_cast<size_t>(d)] == first.dims()[static_cast<size_t>(d)];
+    if (!same)
+      throw ModelError(n.describe() + ": Concat input " + std::to_string(i) + " " + ir::dtype_name(t.dtype()) +
+                       dims_str(t.dims()) + " does not match input 0 " + ir::dtype_name(first.dtype()) +
+                       dims_str(first.dims()) + " outside axis " + std::to_string(axis));
+    L.out[static_cast<size_t>(axis)] += t.dims()[static_cast<size_t>(axis)];
+  }
+  int64_t inner = 1;
+  for (int64_t d = 0; d < axis; ++d) L.outer *= L.out[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < r; ++d) inner *= L.out[static_cast<size_t>(d)];
+  L.row = L.out[static_cast<size_t>(axis)] * inner;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) L.len.push_back(ctx.in(i).dims()[static_cast<size_t>(axis)] * inner);
+  return L;
+}
+
 std::vector<int64_t> optional_ints(const KernelContext& ctx, size_t i, const char* what) {
   if (!ctx.has_input(i)) return {};
   return read_int_tensor(ctx.node(), ctx.in(i), what);

@@ -72,6 +72,18 @@ void with_elem_copy(const ir::Tensor& src, ir::Tensor& dst, F&& f) {
   }
 }
 
+/// A Concat of the kernel's inputs along axis_attr: the output dims, and the input slabs in
+/// each of the `outer` rows (input i: len[i] consecutive elements at o * len[i]; the output
+/// row o, of `row` elements, holds them in input order).
+struct ConcatLayout {
+  std::vector<int64_t> out;
+  int64_t outer = 1, row = 0;
+  std::vector<int64_t> len;
+};
+/// Throws ModelError naming the node for no inputs, rank 0, or inputs whose dtype or dims
+/// (outside the axis) differ from input 0's.
+ConcatLayout concat_layout(const KernelContext& ctx, int64_t axis_attr);
+
 /// Integer input i as int64 values; empty when the input is absent.
 std::vector<int64_t> optional_ints(const KernelContext& ctx, size_t i, const char* what);
 /// A scalar (or one-element) integer input as int64.

@@ -122,42 +122,15 @@ Kernel make_concat(const ir::Node& n) {
     throw ModelError(n.describe() + ": Concat requires the axis attribute");
   const int64_t axis_attr = n.attr_int("axis", 1);
   return [=](KernelContext& ctx) {
-    if (ctx.num_inputs() == 0)
-      throw ModelError(ctx.node().describe() + ": Concat needs at least one input");
-    const Tensor& first = ctx.in(0);
-    check_movable(ctx.node(), first.dtype());
-    const auto r = static_cast<int64_t>(first.rank());
-    if (r == 0) throw ModelError(ctx.node().describe() + ": Concat inputs must have rank >= 1");
-    const int64_t axis = normalize_axis(ctx.node(), axis_attr, r);
-    std::vector<int64_t> out = first.dims();
-    out[static_cast<size_t>(axis)] = 0;
-    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-      const Tensor& t = ctx.in(i);
-      bool same = t.dtype() == first.dtype() && t.rank() == first.rank();
-      for (int64_t d = 0; same && d < r; ++d)
-        same =
-            d == axis || t.dims()[static_cast<size_t>(d)] == first.dims()[static_cast<size_t>(d)];
-      if (!same)
-        throw ModelError(ctx.node().describe() + ": Concat input " + std::to_string(i) + " " +
-                         ir::dtype_name(t.dtype()) + dims_str(t.dims()) +
-                         " does not match input 0 " + ir::dtype_name(first.dtype()) +
-                         dims_str(first.dims()) + " outside axis " + std::to_string(axis));
-      out[static_cast<size_t>(axis)] += t.dims()[static_cast<size_t>(axis)];
-    }
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= out[static_cast<size_t>(d)];
-    for (int64_t d = axis + 1; d < r; ++d) inner *= out[static_cast<size_t>(d)];
-    const int64_t row = out[static_cast<size_t>(axis)] * inner;
-    Tensor& y = ctx.alloc_output_overwritten(0, first.dtype(), out);
+    const ConcatLayout L = concat_layout(ctx, axis_attr);
+    Tensor& y = ctx.alloc_output_overwritten(0, ctx.in(0).dtype(), L.out);
     if (y.numel() == 0) return;
-    ctx.parallel_for(outer, row, [&](int64_t b, int64_t e) {
+    ctx.parallel_for(L.outer, L.row, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
-        int64_t at = o * row;
+        int64_t at = o * L.row;
         for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-          const Tensor& t = ctx.in(i);
-          const int64_t len = t.dims()[static_cast<size_t>(axis)] * inner;
-          copy_elems(t, o * len, y, at, len);
-          at += len;
+          copy_elems(ctx.in(i), o * L.len[i], y, at, L.len[i]);
+          at += L.len[i];
         }
       }
     });
