@@ -181,9 +181,19 @@ void im2col_row(const QConv& q, const WindowGeom& g, const uint8_t* xg, uint8_t 
     const uint8_t* xr = xc + ih * W + off;
     const int64_t l = std::clamp(lo, a, b), h = std::clamp(hi, l, b);
     std::memset(dr + a, xz, static_cast<size_t>(l - a));
-    if (s == 1) std::memcpy(dr + l, xr + l, static_cast<size_t>(h - l));
-    else
-      for (int64_t ow = l; ow < h; ++ow) dr[ow] = xr[ow * s];
+    int64_t ow = l;
+    if (s == 1) {
+      std::memcpy(dr + l, xr + l, static_cast<size_t>(h - l));
+      ow = h;
+    }
+#ifdef __AVX512BW__
+    // Stride 2: the low byte of each 16-bit pair is the even column. The 64-byte load ends one
+    // byte past the last column read, which lies inside the row while ow + 33 <= h.
+    if (s == 2)
+      for (; ow + 33 <= h; ow += 32)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dr + ow), _mm512_cvtepi16_epi8(_mm512_loadu_si512(xr + ow * 2)));
+#endif
+    for (; ow < h; ++ow) dr[ow] = xr[ow * s];
     std::memset(dr + h, xz, static_cast<size_t>(b - h));
   }
 }
