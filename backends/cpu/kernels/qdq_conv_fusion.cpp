@@ -86,6 +86,8 @@ struct QConv {
   std::vector<PackedS8> packed;   // per group (general path)
   std::vector<float> wf;          // depthwise: w as f32 [M][kk]
   std::vector<float> dw_xz, dw_scale;  // depthwise: x zero point, x_scale * w_scale per channel
+  std::vector<int8_t> dw_taps;    // depthwise 3x3 / 5x5: qdq_depthwise_c16_taps
+  std::vector<int32_t> dw_neg_corr;
   std::vector<float> sc;          // per output channel: x_scale * w_scale (general path)
   std::vector<float> ws;          // per output channel w scale
   std::vector<float> bias;        // per output channel, empty when absent
@@ -520,6 +522,12 @@ Kernel make_kernel(std::shared_ptr<const QConv> q) {
     d.y_scale = q->ys.data();
     d.y_zero = q->yz.data();
     d.quant_clamp = q->quant_clamp;
+    d.y_inv = q->ys_inv.data();
+    if (!q->dw_taps.empty()) {
+      d.taps = q->dw_taps.data();
+      d.taps_k = static_cast<int>(q->wdims[2]);
+      d.neg_corr = q->dw_neg_corr.data();
+    }
     if (!qdq_depthwise_c16(ctx, p, d, x, out)) run_depthwise(ctx, *q, p, x, out);
   };
 }
@@ -647,6 +655,11 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
     for (int64_t c = 0; c < M; ++c) {
       const size_t i = static_cast<size_t>(c);
       q->dw_scale[i] = q->xs[q->xs.size() == 1 ? 0 : i] * q->ws[i];
+    }
+    const int64_t k = q->wdims[2];
+    if (q->wdims[3] == k && (k == 3 || k == 5)) {  // the sizes the channels-in-lanes kernel runs
+      q->dw_taps = qdq_depthwise_c16_taps(q->wf.data(), M, static_cast<int>(k));
+      q->dw_neg_corr = qdq_depthwise_c16_neg_corr(q->wf.data(), q->dw_xz.data(), M, static_cast<int>(k));
     }
   } else {
     const int64_t Mg = M / q->group, K = q->cg * q->kk;

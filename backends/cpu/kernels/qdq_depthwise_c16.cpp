@@ -139,26 +139,12 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
       // Weights: quad qd of kernel row kh holds taps 4qd..4qd+3 of that row (0 past the row);
       // the sums start at -x_zero * sum(w) per channel; padding reads x_zero, which then adds nothing.
       __m512i wq[K][NQ];
-      __m512i neg_corr;
+      const int8_t* const taps = q.taps + (c0 / 16) * K * NQ * 64;
+      for (int kh = 0; kh < K; ++kh)
+        for (int qd = 0; qd < NQ; ++qd) wq[kh][qd] = _mm512_loadu_si512(taps + (kh * NQ + qd) * 64);
+      const __m512i neg_corr = _mm512_loadu_si512(q.neg_corr + c0);
       alignas(16) uint8_t zb[16] = {};
-      {
-        alignas(64) int8_t wt[K][NQ][16][4] = {};
-        alignas(64) int32_t cs[16] = {};
-        for (int64_t c = 0; c < nc; ++c) {
-          int32_t sum = 0;
-          for (int kh = 0; kh < K; ++kh)
-            for (int kw = 0; kw < K; ++kw) {
-              const auto wi = static_cast<int8_t>(q.w[(c0 + c) * K * K + kh * K + kw]);
-              wt[kh][kw / 4][c][kw % 4] = wi;
-              sum += wi;
-            }
-          zb[c] = static_cast<uint8_t>(q.x_zero[c0 + c]);
-          cs[c] = -sum * static_cast<int32_t>(zb[c]);
-        }
-        for (int kh = 0; kh < K; ++kh)
-          for (int qd = 0; qd < NQ; ++qd) wq[kh][qd] = _mm512_load_si512(&wt[kh][qd][0][0]);
-        neg_corr = _mm512_load_si512(cs);
-      }
+      for (int64_t c = 0; c < nc; ++c) zb[c] = static_cast<uint8_t>(q.x_zero[c0 + c]);
       {  // padding columns of the ring rows and the whole padding row: x_zero
         const __m128i zv = _mm_load_si128(reinterpret_cast<const __m128i*>(zb));
         for (int r = 0; r <= K; ++r) {
@@ -173,13 +159,9 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
       l.inv = _mm512_set1_ps(1.f);
       l.yz = zero;
       if (q.quant_out) {
-        alignas(64) float inv[16];
-        alignas(64) int32_t yz[16];
-        for (int64_t c = 0; c < 16; ++c) {
-          inv[c] = c < nc ? 1.f / q.y_scale[c0 + c] : 1.f;
-          yz[c] = c < nc ? static_cast<int32_t>(q.y_zero[c0 + c]) : 0;
-        }
-        l.inv = _mm512_load_ps(inv);
+        l.inv = _mm512_mask_loadu_ps(l.inv, cm, q.y_inv + c0);
+        alignas(64) int32_t yz[16] = {};
+        for (int64_t c = 0; c < nc; ++c) yz[c] = static_cast<int32_t>(q.y_zero[c0 + c]);
         l.yz = _mm512_load_si512(yz);
       }
       // Input row h of the 16 planes into ring slot h % K, column c at (pl + c) * 16.
@@ -231,7 +213,7 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
 
 bool qdq_depthwise_c16(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q,
                        const uint8_t* x, std::byte* y) {
-  return int8_simd_enabled() &&
+  return int8_simd_enabled() && q.taps && q.neg_corr && p.g.k[1] * p.g.k[2] == q.taps_k * q.taps_k &&
          depthwise_c16_dispatch(p, [&]<int K, int S>() { run<K, S>(ctx, p, q, x, y); });
 }
 #else
@@ -240,5 +222,26 @@ bool qdq_depthwise_c16(const KernelContext&, const ConvProblem&, const QdqDepthw
   return false;
 }
 #endif
+
+std::vector<int8_t> qdq_depthwise_c16_taps(const float* w, int64_t C, int k) {
+  const int64_t nq = (k + 3) / 4, groups = (C + 15) / 16;
+  std::vector<int8_t> t(static_cast<size_t>(groups * k * nq * 64), 0);
+  for (int64_t c = 0; c < C; ++c)
+    for (int kh = 0; kh < k; ++kh)
+      for (int kw = 0; kw < k; ++kw)
+        t[static_cast<size_t>((((c / 16) * k + kh) * nq + kw / 4) * 64 + (c % 16) * 4 + kw % 4)] =
+            static_cast<int8_t>(w[(c * k + kh) * k + kw]);
+  return t;
+}
+
+std::vector<int32_t> qdq_depthwise_c16_neg_corr(const float* w, const float* x_zero, int64_t C, int k) {
+  std::vector<int32_t> n(static_cast<size_t>((C + 15) / 16 * 16), 0);
+  for (int64_t c = 0; c < C; ++c) {
+    int32_t sum = 0;
+    for (int i = 0; i < k * k; ++i) sum += static_cast<int32_t>(w[c * k * k + i]);
+    n[static_cast<size_t>(c)] = -sum * static_cast<int32_t>(x_zero[c]);
+  }
+  return n;
+}
 
 }  // namespace mcc::backends::cpu

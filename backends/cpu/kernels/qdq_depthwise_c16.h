@@ -1,6 +1,7 @@
 // Channels-in-lanes kernel for the depthwise convs of the QDQ conv fusion (qdq_conv_fusion.h):
 // u8 x, exact-integer f32 weights, the f32 epilogue and the output quantization.
 #pragma once
+#include <vector>
 #include <cstddef>
 #include <cstdint>
 
@@ -21,7 +22,18 @@ struct QdqDepthwise {
   const float* y_scale = nullptr;  // when quantized
   const float* y_zero = nullptr;
   bool quant_clamp = true;         // false: |activated value / y_scale| stays below 1e8
+  const float* y_inv = nullptr;    // 1 / y_scale, when quantized
+  const int8_t* taps = nullptr;    // qdq_depthwise_c16_taps of w (null: the kernel does not run)
+  int taps_k = 0;                  // the kernel size the taps were packed for
+  const int32_t* neg_corr = nullptr;  // qdq_depthwise_c16_taps' -x_zero * sum(w) per channel
 };
+
+/// The weights of a k x k depthwise conv (w: [C][k * k] exact integers in f32) in the order the
+/// kernel's vpdpbusd reads them, per group of 16 channels: [k][(k + 3) / 4][16][4] s8 (taps past
+/// a kernel row and channels past C are 0); and -x_zero[c] * sum(w[c]) per channel, padded to a
+/// multiple of 16. Built once at plan time.
+std::vector<int8_t> qdq_depthwise_c16_taps(const float* w, int64_t C, int k);
+std::vector<int32_t> qdq_depthwise_c16_neg_corr(const float* w, const float* x_zero, int64_t C, int k);
 
 /// y = quantize(act((sum over taps of w * (x - x_zero)) * scale + bias)) for a 2-D depthwise conv
 /// (channel multiplier 1) with a 3x3 or 5x5 kernel, stride 1 or 2 and no dilation, 16 channels at
