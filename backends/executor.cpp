@@ -130,6 +130,23 @@ Executor::Executor(const ir::Model& model, ExecOptions opts)
 namespace {
 constexpr size_t kPoolCapBytes = size_t{1} << 30;  // released buffers kept for reuse, at most
 constexpr size_t kPoolMinBytes = 64;  // smaller ones are not worth keeping
+
+// The first size() bytes of a pooled buffer that is larger than the tensor it now holds.
+class PrefixBuffer final : public ir::Buffer {
+ public:
+  PrefixBuffer(std::shared_ptr<ir::Buffer> whole, size_t n) : whole_(std::move(whole)), n_(n) {
+    device_ = whole_->device();
+  }
+  const std::byte* data() const override { return whole_->data(); }
+  size_t size() const override { return n_; }
+  std::byte* mutable_data() override { return whole_->mutable_data(); }
+  bool writable() const override { return whole_->writable(); }
+  std::shared_ptr<ir::Buffer>& whole() { return whole_; }
+
+ private:
+  std::shared_ptr<ir::Buffer> whole_;
+  size_t n_;
+};
 }  // namespace
 
 ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims, bool zero) {
@@ -139,13 +156,21 @@ ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims, bool zero
   std::shared_ptr<ir::Buffer> buf;
   if (bytes >= kPoolMinBytes) {
     std::lock_guard<std::mutex> lock(pool_mutex_);
-    // The most recently released buffer of this size: the one most likely still in cache
-    // (the next kernel writes it right away).
-    const auto it = pool_.find(bytes);
-    if (it != pool_.end() && !it->second.empty()) {
-      buf = std::move(it->second.back());
-      it->second.pop_back();
-      pool_bytes_ -= bytes;
+    // Of the released buffers holding bytes..2 * bytes, the most recently released one: the one
+    // most likely still in cache (the next kernel writes it right away). Reusing larger buffers
+    // keeps the memory a run touches near its peak of live tensors, so more of it stays cached.
+    PooledBuffer* best = nullptr;
+    std::vector<PooledBuffer>* best_list = nullptr;
+    for (auto it = pool_.lower_bound(bytes); it != pool_.end() && it->first <= 2 * bytes; ++it)
+      if (!it->second.empty() && (!best || it->second.back().released > best->released)) {
+        best = &it->second.back();
+        best_list = &it->second;
+      }
+    if (best) {
+      buf = std::move(best->buf);
+      best_list->pop_back();
+      pool_bytes_ -= buf->size();
+      if (buf->size() != bytes) buf = std::make_shared<PrefixBuffer>(std::move(buf), bytes);
     }
   }
   if (!buf) {
@@ -160,15 +185,20 @@ ir::Tensor Executor::allocate(ir::DType dt, std::vector<int64_t> dims, bool zero
 
 void Executor::recycle(RValue& v) {
   if (v.kind != RValue::Kind::Tensor) return;
-  const auto& buf = v.tensor.buffer();
+  std::shared_ptr<ir::Buffer> buf = v.tensor.buffer();
   // Only host buffers nothing else holds (not a view shared with another value, not an
   // initializer); device buffers go back to their backend's allocator when dropped.
-  if (!buf || buf.use_count() != 1 || !buf->writable() || buf->size() < kPoolMinBytes) return;
+  if (!buf || buf.use_count() != 2 || !buf->writable() || buf->size() < kPoolMinBytes) return;
   if (!buf->device().is_host()) return;
+  if (auto* prefix = dynamic_cast<PrefixBuffer*>(buf.get())) {
+    if (prefix->whole().use_count() != 1) return;
+    buf = prefix->whole();
+  }
+  v = RValue{};  // the tensor no longer holds it
   std::lock_guard<std::mutex> lock(pool_mutex_);
   if (pool_bytes_ + buf->size() > kPoolCapBytes) return;
   pool_bytes_ += buf->size();
-  pool_[buf->size()].push_back(buf);  // the map node and vector stay: no allocation per release
+  pool_[buf->size()].push_back({std::move(buf), ++released_});  // the map node and vector stay
 }
 
 int Executor::threads() const { return ThreadPool::instance().size(); }

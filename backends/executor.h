@@ -153,10 +153,15 @@ class Executor {
   Observer observer_;
   std::vector<NodeTime> node_times_;
   std::unordered_map<const ir::Node*, size_t> node_time_index_;
-  /// Buffers of released intermediates, by byte size, reused by allocate() last-released first
-  /// (capped in bytes).
+  /// Buffers of released intermediates, by byte size (capped in bytes); allocate() takes the
+  /// most recently released one that fits (at most twice the size asked for).
   void recycle(RValue& v);
-  std::map<size_t, std::vector<std::shared_ptr<ir::Buffer>>> pool_;
+  struct PooledBuffer {
+    std::shared_ptr<ir::Buffer> buf;
+    uint64_t released = 0;  // release order
+  };
+  std::map<size_t, std::vector<PooledBuffer>> pool_;
+  uint64_t released_ = 0;
   size_t pool_bytes_ = 0;
   std::mutex pool_mutex_;
 };
