@@ -198,6 +198,8 @@ const QCase kCases[] = {
     {"3x3 stride 2 pad 1, 100x90 map in column chunks", 3, 20, 3, 1, 2, 1, "relu", true, false, true, false, false, 100, 90},
     {"1x1, 50x47 map in column chunks, f32 output", 13, 6, 1, 1, 1, 0, "silu", true, true, false, false, false, 50, 47},
     {"grouped 3x3, 45x47 map in column chunks", 6, 8, 3, 2, 1, 1, "hardswish", true, true, true, false, false, 45, 47},
+    {"5x5 pad 2, 46x50 map in column chunks", 3, 6, 5, 1, 1, 2, "silu", true, true, true, false, false, 46, 50},
+    {"5x5 pad 2, 4x6 map (taps reach past the plane)", 2, 5, 5, 1, 1, 2, "relu", true, true, true, false, false, 4, 6},
     // A tiny output scale: values leave the s32 range unless clamped, then saturate.
     {"3x3, tiny output scale", 5, 9, 3, 1, 1, 1, "none", true, true, true, false, false, 9, 11, 1e-9f},
     {"depthwise 3x3, tiny output scale", 16, 16, 3, 16, 1, 1, "silu", true, true, true, false, false, 9, 11, 1e-9f},
