@@ -1,7 +1,8 @@
 // u8 x s8 GEMM and row codecs (see int8_gemm.h). The VNNI kernel keeps a 4 x 64 tile of s32
-// accumulators in registers: each step loads 4 k-quads of 64 columns of B (u8, [k/4][n][4]) and
-// broadcasts one k-quad of each A row (s8); vpdpbusd adds the 4 products to each s32 lane without
-// saturation, so the result is exact.
+// accumulators in registers (starting at 0 or at the row's row_init value): each step loads 4
+// k-quads of 64 columns of B (u8, [k/4][n][4]) and broadcasts one k-quad of each A row (s8);
+// vpdpbusd adds the 4 products to each s32 lane without saturation, so the result is exact.
+// interleave4 packs B 64 columns at a time.
 #include "backends/cpu/kernels/int8_gemm.h"
 
 #include <algorithm>

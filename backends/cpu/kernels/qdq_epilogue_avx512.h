@@ -1,6 +1,7 @@
 // The f32 epilogue of the integer QDQ conv kernels on 16 lanes (qdq_conv_fusion.cpp,
 // qdq_depthwise_c16.cpp): the activation in the f32 operations apply_epilogue uses, then the
-// output quantization (x / y_scale as x * (1 / y_scale), round half to even, saturate; NaN -> 0).
+// output quantization (x / y_scale as x * (1 / y_scale), round half to even, saturate; NaN -> 0),
+// narrowed lane by lane or four vectors at a time into 64 stored bytes (qdq_store64).
 // The lanes may be 16 positions of one channel or 16 channels of one position: every parameter
 // is a vector.
 // Only included by AVX-512 builds (guard the include with __AVX512F__).
