@@ -146,21 +146,9 @@ void finish_row_act(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte
 
 template <class Load>
 void finish_row_simd(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
-  using A = Epilogue::Act;
-  auto run = [&]<A Act>() {
-    if (q.quant_clamp) finish_row_act<Act, true>(q, oc, nc, load, out_base, off);
-    else finish_row_act<Act, false>(q, oc, nc, load, out_base, off);
-  };
-  switch (q.ep.act) {
-    case A::None: return run.template operator()<A::None>();
-    case A::Relu: return run.template operator()<A::Relu>();
-    case A::Clip: return run.template operator()<A::Clip>();
-    case A::Sigmoid: return run.template operator()<A::Sigmoid>();
-    case A::SiLU: return run.template operator()<A::SiLU>();
-    case A::LeakyRelu: return run.template operator()<A::LeakyRelu>();
-    case A::HardSigmoid: return run.template operator()<A::HardSigmoid>();
-    case A::HardSwish: return run.template operator()<A::HardSwish>();
-  }
+  avx512::with_qdq_epilogue(q.ep, q.quant_clamp, [&]<Epilogue::Act Act, bool Clamp>() {
+    finish_row_act<Act, Clamp>(q, oc, nc, load, out_base, off);
+  });
 }
 #endif
 

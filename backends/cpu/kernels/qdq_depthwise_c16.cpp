@@ -91,21 +91,9 @@ void finish_chunk(const float* obuf, int64_t cnt, const QdqDepthwise& q, const L
 }
 
 void finish(const float* obuf, int64_t cnt, const QdqDepthwise& q, const Lanes& l, __m512i (&r)[16]) {
-  using A = Epilogue::Act;
-  auto run = [&]<A Act>() {
-    if (q.quant_clamp) finish_chunk<Act, true>(obuf, cnt, q, l, r);
-    else finish_chunk<Act, false>(obuf, cnt, q, l, r);
-  };
-  switch (q.ep.act) {
-    case A::None: return run.template operator()<A::None>();
-    case A::Relu: return run.template operator()<A::Relu>();
-    case A::Clip: return run.template operator()<A::Clip>();
-    case A::Sigmoid: return run.template operator()<A::Sigmoid>();
-    case A::SiLU: return run.template operator()<A::SiLU>();
-    case A::LeakyRelu: return run.template operator()<A::LeakyRelu>();
-    case A::HardSigmoid: return run.template operator()<A::HardSigmoid>();
-    case A::HardSwish: return run.template operator()<A::HardSwish>();
-  }
+  avx512::with_qdq_epilogue(q.ep, q.quant_clamp, [&]<Epilogue::Act Act, bool Clamp>() {
+    finish_chunk<Act, Clamp>(obuf, cnt, q, l, r);
+  });
 }
 
 template <int K, int S>

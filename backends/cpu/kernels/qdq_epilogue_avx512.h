@@ -76,4 +76,25 @@ inline void qdq_store64(void* dst, const __m512i (&q)[4], bool u8, int64_t n) {
   else _mm512_mask_storeu_epi8(dst, (__mmask64{1} << n) - 1, p);
 }
 
+/// Calls f.template operator()<Act, Clamp>() with the epilogue's activation and the clamp flag
+/// as template arguments (one instantiation of the caller's loop per pair).
+template <class F>
+inline void with_qdq_epilogue(const Epilogue& e, bool clamp, F&& f) {
+  using A = Epilogue::Act;
+  auto go = [&]<A Act>() {
+    if (clamp) f.template operator()<Act, true>();
+    else f.template operator()<Act, false>();
+  };
+  switch (e.act) {
+    case A::None: return go.template operator()<A::None>();
+    case A::Relu: return go.template operator()<A::Relu>();
+    case A::Clip: return go.template operator()<A::Clip>();
+    case A::Sigmoid: return go.template operator()<A::Sigmoid>();
+    case A::SiLU: return go.template operator()<A::SiLU>();
+    case A::LeakyRelu: return go.template operator()<A::LeakyRelu>();
+    case A::HardSigmoid: return go.template operator()<A::HardSigmoid>();
+    case A::HardSwish: return go.template operator()<A::HardSwish>();
+  }
+}
+
 }  // namespace mcc::backends::cpu::avx512
