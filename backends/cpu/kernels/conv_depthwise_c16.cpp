@@ -103,13 +103,7 @@ void run_c16(const KernelContext& ctx, const ConvProblem& p, const float* x, con
 #pragma GCC unroll 16
         for (int t = 0; t < 16; ++t) r[t] = t < cnt ? _mm512_load_si512(obuf + (q * 16 + t) * 16) : zero;
         avx512::transpose_16x16(r);
-        float* dst = yg + at + q * 16;
-        if (cnt == 16) {
-          for (int64_t i = 0; i < nc; ++i) _mm512_storeu_si512(dst + i * OH * OW, r[i]);
-        } else {
-          const __mmask16 m = first_lanes(cnt);
-          for (int64_t i = 0; i < nc; ++i) _mm512_mask_storeu_ps(dst + i * OH * OW, m, _mm512_castsi512_ps(r[i]));
-        }
+        store_channel_rows_f32(yg + at + q * 16, OH * OW, nc, cnt, r);
       };
       depthwise_c16_rows<K, S, JB>(
           H, OH, OW, pt, ring, row_floats, zero_row, obuf, load_row,

@@ -87,6 +87,13 @@ inline void transpose_channel_rows(int64_t W, int64_t nc, Load&& load, Store&& s
     for (int64_t t = 0; t < n; ++t) store(j0 + t, r[t]);
   }
 }
+
+/// The first cnt (<= 16) floats of r[i] (f32 bits, one channel per vector after the transpose
+/// back) stored at dst + i * plane for the nc channels of a group.
+inline void store_channel_rows_f32(float* dst, int64_t plane, int64_t nc, int64_t cnt, const __m512i (&r)[16]) {
+  const __mmask16 m = first_lanes(cnt);
+  for (int64_t i = 0; i < nc; ++i, dst += plane) _mm512_mask_storeu_ps(dst, m, _mm512_castsi512_ps(r[i]));
+}
 #endif
 
 }  // namespace mcc::backends::cpu

@@ -169,13 +169,12 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
       auto store_chunk = [&](int64_t q0, int64_t cnt, int64_t at) {
         __m512i r[16];
         finish(obuf + q0 * 256, cnt, q, l, r);
-        const __mmask16 m = first_lanes(cnt);
         const size_t off = static_cast<size_t>(at + q0 * 16);
         if (!q.quant_out) {
-          float* d = reinterpret_cast<float*>(yg) + off;
-          for (int64_t i = 0; i < nc; ++i, d += plane) _mm512_mask_storeu_ps(d, m, _mm512_castsi512_ps(r[i]));
+          store_channel_rows_f32(reinterpret_cast<float*>(yg) + off, plane, nc, cnt, r);
           return;
         }
+        const __mmask16 m = first_lanes(cnt);
         __m128i b[16];  // channel i's cnt bytes
         if (q.out_u8)
           for (int64_t i = 0; i < nc; ++i) b[i] = _mm512_cvtusepi32_epi8(r[i]);
@@ -201,7 +200,7 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
 
 bool qdq_depthwise_c16(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q,
                        const uint8_t* x, std::byte* y) {
-  return int8_simd_enabled() && q.taps && q.neg_corr && p.g.k[1] * p.g.k[2] == q.taps_k * q.taps_k &&
+  return int8_simd_enabled() && q.taps && q.neg_corr && p.g.k[1] == q.taps_k && p.g.k[2] == q.taps_k &&
          depthwise_c16_dispatch(p, [&]<int K, int S>() { run<K, S>(ctx, p, q, x, y); });
 }
 #else
