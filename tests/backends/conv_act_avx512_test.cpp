@@ -1,9 +1,12 @@
 // AVX-512 epilogue activations (backends/cpu/kernels/conv_act_avx512.h) against f64 references:
-// exp_ps, sigmoid_ps and the shorter silu_ps over [-100, 100] and at NaN and the infinities.
+// exp_ps, sigmoid_ps and the shorter silu_ps over [-100, 100] and at NaN and the infinities;
+// silu_ps_n (N vectors stepped together) gives each vector silu_ps's bits.
 // On builds without AVX-512 the header is not compiled and the case says so.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #if defined(__AVX512F__)
@@ -46,6 +49,36 @@ TEST_CASE("AVX-512 activations: silu_ps and sigmoid_ps within a few ulp of f64 x
   CHECK(std::abs(out[4]) < 1e-6f);  // x * sigmoid(x) -> 0 for large negative x
   CHECK(out[5] == 0.f);
   CHECK(std::abs(out[12]) < 1e-7f);
+}
+
+TEST_CASE("AVX-512 activations: silu_ps_n gives every vector the bits of silu_ps") {
+  using namespace mcc::backends::cpu::avx512;
+  const float inf = std::numeric_limits<float>::infinity();
+  float in[8][16], got[8][16], want[16];
+  uint32_t seed = 12345;
+  int differing = 0;
+  for (int round = 0; round < 2000; ++round) {
+    __m512 v[8];
+    for (int i = 0; i < 8; ++i) {
+      for (int k = 0; k < 16; ++k) {
+        seed = seed * 1664525u + 1013904223u;
+        in[i][k] = (static_cast<float>(seed >> 8) / 16777216.f - 0.5f) * (round % 2 ? 200.f : 30.f);
+      }
+      v[i] = _mm512_loadu_ps(in[i]);
+    }
+    if (round == 0) {
+      const float special[8] = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 1e30f, -1e30f, -0.f, 88.7f, -87.3f};
+      for (int k = 0; k < 8; ++k) in[0][k] = special[k];
+      v[0] = _mm512_loadu_ps(in[0]);
+    }
+    silu_ps_n(v);
+    for (int i = 0; i < 8; ++i) {
+      _mm512_storeu_ps(got[i], v[i]);
+      eval16([](__m512 x) { return silu_ps(x); }, in[i], want);
+      for (int k = 0; k < 16; ++k) differing += std::memcmp(&got[i][k], &want[k], sizeof(float)) != 0;
+    }
+  }
+  CHECK(differing == 0);
 }
 #else
 TEST_CASE("AVX-512 activations: NOT CHECKED on a build without AVX-512") {

@@ -114,40 +114,58 @@ void finish_row(const QConv& q, int64_t oc, float* tmp, int64_t nc, std::byte* o
 }
 
 #ifdef __AVX512F__
-// One output row from 16-lane loads of the scaled accumulators plus bias: the activation, then
+// R output rows (channels oc0 .. oc0 + R - 1, stored row_stride apart from off) of nc positions
+// from 16-lane loads load(r, j, mask) of the scaled accumulators plus bias: the activation, then
 // stored as f32 or quantized (x / y_scale as x * (1 / y_scale), round half to even, saturate;
-// NaN -> 0).
-template <Epilogue::Act Act, bool Clamp, class Load>
-void finish_row_act(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
-  const size_t c = static_cast<size_t>(oc);
+// NaN -> 0). 64 positions of each row (4R vectors) at a time, their activations interleaved.
+template <Epilogue::Act Act, bool Clamp, int R, class Load>
+void finish_rows_act(const QConv& q, int64_t oc0, int64_t nc, Load load, std::byte* out_base, int64_t off,
+                     int64_t row_stride) {
+  // Lanes of positions [j + 16t, j + 16t + 16) below nc: bits 16t.. of mask64(j).
+  auto mask64 = [nc](int64_t j) { return nc - j >= 64 ? ~__mmask64{0} : (__mmask64{1} << (nc - j)) - 1; };
+  auto mask = [](__mmask64 m, int t) { return static_cast<__mmask16>(m >> (16 * t)); };
   if (!q.quant_out) {
-    for (int64_t j = 0; j < nc; j += 16) {
-      const __mmask16 mk = nc - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (nc - j)) - 1);
-      _mm512_mask_storeu_ps(reinterpret_cast<float*>(out_base) + off + j, mk, avx512::qdq_act16<Act>(load(j, mk), q.ep));
+    for (int64_t j = 0; j < nc; j += 64) {
+      const __mmask64 m = mask64(j);
+      __m512 v[4 * R];
+      for (int r = 0; r < R; ++r)
+        for (int t = 0; t < 4; ++t) v[4 * r + t] = load(r, j + 16 * t, mask(m, t));
+      avx512::qdq_act16_n<Act>(v, q.ep);
+      for (int r = 0; r < R; ++r)
+        for (int t = 0; t < 4 && j + 16 * t < nc; ++t)
+          _mm512_mask_storeu_ps(reinterpret_cast<float*>(out_base) + off + r * row_stride + j + 16 * t, mask(m, t),
+                                v[4 * r + t]);
     }
     return;
   }
-  const __m512 inv = _mm512_set1_ps(q.ys_inv[c]);
-  const __m512i z = _mm512_set1_epi32(static_cast<int32_t>(q.yz[c]));
+  __m512 inv[R];
+  __m512i z[R];
+  for (int r = 0; r < R; ++r) {
+    const size_t c = static_cast<size_t>(oc0 + r);
+    inv[r] = _mm512_set1_ps(q.ys_inv[c]);
+    z[r] = _mm512_set1_epi32(static_cast<int32_t>(q.yz[c]));
+  }
   const bool u8 = q.out_dt == DType::U8;
   uint8_t* const dst = reinterpret_cast<uint8_t*>(out_base) + off;  // s8 has the same bytes
   for (int64_t j = 0; j < nc; j += 64) {
-    __m512i qv[4];
-    for (int t = 0; t < 4; ++t) {
-      const int64_t left = nc - j - 16 * t;
-      const __mmask16 mk = left >= 16 ? static_cast<__mmask16>(0xFFFF)
-                           : left > 0 ? static_cast<__mmask16>((1u << left) - 1)
-                                      : static_cast<__mmask16>(0);
-      qv[t] = avx512::qdq_round16<Clamp>(avx512::qdq_act16<Act>(load(j + 16 * t, mk), q.ep), inv, z, u8);
+    const __mmask64 m = mask64(j);
+    __m512 v[4 * R];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < 4; ++t) v[4 * r + t] = load(r, j + 16 * t, mask(m, t));
+    avx512::qdq_act16_n<Act>(v, q.ep);
+    for (int r = 0; r < R; ++r) {
+      __m512i qv[4];
+      for (int t = 0; t < 4; ++t) qv[t] = avx512::qdq_round16<Clamp>(v[4 * r + t], inv[r], z[r], u8);
+      avx512::qdq_store64(dst + r * row_stride + j, qv, u8, nc - j);
     }
-    avx512::qdq_store64(dst + j, qv, u8, nc - j);
   }
 }
 
-template <class Load>
-void finish_row_simd(const QConv& q, int64_t oc, int64_t nc, Load load, std::byte* out_base, int64_t off) {
+template <int R, class Load>
+void finish_rows_simd(const QConv& q, int64_t oc0, int64_t nc, Load load, std::byte* out_base, int64_t off,
+                      int64_t row_stride) {
   avx512::with_qdq_epilogue(q.ep, q.quant_clamp, [&]<Epilogue::Act Act, bool Clamp>() {
-    finish_row_act<Act, Clamp>(q, oc, nc, load, out_base, off);
+    finish_rows_act<Act, Clamp, R>(q, oc0, nc, load, out_base, off, row_stride);
   });
 }
 #endif
@@ -178,20 +196,31 @@ void run_general(KernelContext& ctx, const QConv& q, const ConvProblem& p, const
     const PackedS8& a = q.packed[static_cast<size_t>(gi)];
     // The accumulators start at -x_zero * sum(w row): they end at sum(w * (x - x_zero)).
     gemm_u8s8(a, m0, m1, b, np, nc, acc0, 64, q.acc_init[static_cast<size_t>(gi)].data());
+#ifdef __AVX512F__
+    if (int8_simd_enabled()) {
+      // Two rows at a time: eight interleaved activation chains.
+      for (int64_t m = m0; m < m1; m += 2) {
+        const int64_t oc = gi * Mg + m;
+        __m512 sv[2], bv[2];
+        for (int r = 0; r < 2 && m + r < m1; ++r) {
+          sv[r] = _mm512_set1_ps(q.sc[static_cast<size_t>(oc + r)]);
+          bv[r] = _mm512_set1_ps(q.bias.empty() ? 0.f : q.bias[static_cast<size_t>(oc + r)]);
+        }
+        const int32_t* ar = acc0 + (m - m0) * 64;
+        auto load = [&](int r, int64_t j, __mmask16 mk) {
+          return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(mk, ar + r * 64 + j)), sv[r], bv[r]);
+        };
+        const int64_t off = (n * q.M + oc) * P + j0;
+        if (m + 1 < m1) finish_rows_simd<2>(q, oc, nc, load, out, off, P);
+        else finish_rows_simd<1>(q, oc, nc, load, out, off, P);
+      }
+      return;
+    }
+#endif
     for (int64_t m = m0; m < m1; ++m) {
       const int64_t oc = gi * Mg + m;
       const float s = q.sc[static_cast<size_t>(oc)];
       const int32_t* ar = acc0 + (m - m0) * 64;
-#ifdef __AVX512F__
-      if (int8_simd_enabled()) {
-        const __m512 sv = _mm512_set1_ps(s);
-        const __m512 bv = _mm512_set1_ps(q.bias.empty() ? 0.f : q.bias[static_cast<size_t>(oc)]);
-        finish_row_simd(q, oc, nc, [&](int64_t j, __mmask16 mk) {
-          return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(mk, ar + j)), sv, bv);
-        }, out, (n * q.M + oc) * P + j0);
-        continue;
-      }
-#endif
       float tmp[64];
       for (int64_t j = 0; j < nc; ++j) tmp[j] = static_cast<float>(ar[j]) * s;
       finish_row(q, oc, tmp, nc, out, (n * q.M + oc) * P + j0);
@@ -406,8 +435,8 @@ void run_depthwise(KernelContext& ctx, const QConv& q, const ConvProblem& p, con
       if (int8_simd_enabled()) {
         const __m512 sv = _mm512_set1_ps(s);
         const __m512 bv = _mm512_set1_ps(q.bias.empty() ? 0.f : q.bias[static_cast<size_t>(c)]);
-        finish_row_simd(q, c, P, [&](int64_t j, __mmask16 mk) { return _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, acc + j), sv, bv); },
-                        out, nc * P);
+        finish_rows_simd<1>(q, c, P, [&](int, int64_t j, __mmask16 mk) { return _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, acc + j), sv, bv); },
+                            out, nc * P, P);
         continue;
       }
 #endif

@@ -74,18 +74,22 @@ inline void block(const uint8_t* const (&rows)[K], const __m512i (&wq)[K][(K + 3
 }
 
 // cnt (<= 16) positions of obuf, activated and quantized (or kept f32) in channel lanes, then
-// transposed into r: r[i] holds channel i's cnt positions.
+// transposed into r: r[i] holds channel i's cnt positions. Eight positions at a time, their
+// activations interleaved (positions past cnt read as 0 and are never stored).
 template <Epilogue::Act Act, bool Clamp>
 void finish_chunk(const float* obuf, int64_t cnt, const QdqDepthwise& q, const Lanes& l,
                   __m512i (&r)[16]) {
   const bool u8 = q.out_u8;
-  for (int t = 0; t < 16; ++t) {
-    if (t >= cnt) {
-      r[t] = _mm512_setzero_si512();
-      continue;
+  for (int t0 = 0; t0 < 16; t0 += 8) {
+    if (t0 >= cnt) {
+      for (int t = t0; t < 16; ++t) r[t] = _mm512_setzero_si512();
+      break;
     }
-    const __m512 v = avx512::qdq_act16<Act>(_mm512_load_ps(obuf + t * 16), q.ep);
-    r[t] = q.quant_out ? avx512::qdq_quantize16<Clamp>(v, l.inv, l.yz, u8) : _mm512_castps_si512(v);
+    __m512 v[8];
+    for (int t = 0; t < 8; ++t) v[t] = t0 + t < cnt ? _mm512_load_ps(obuf + (t0 + t) * 16) : _mm512_setzero_ps();
+    avx512::qdq_act16_n<Act>(v, q.ep);
+    for (int t = 0; t < 8; ++t)
+      r[t0 + t] = q.quant_out ? avx512::qdq_quantize16<Clamp>(v[t], l.inv, l.yz, u8) : _mm512_castps_si512(v[t]);
   }
   avx512::transpose_16x16(r);
 }
