@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "backends/duplicate_nodes.h"
+#include "backends/fusion_orphans.h"
 #include "backends/placement.h"
 #include "backends/thread_pool.h"
 
@@ -347,6 +348,7 @@ void Executor::plan_fusion(const ir::Graph& g, GraphPlan& plan) {
   if (!opts_.fuse) return;
   std::unordered_map<const ir::Node*, size_t> index;
   for (size_t i = 0; i < nodes.size(); ++i) index.emplace(nodes[i], i);
+  std::unordered_set<const ir::Value*> fused_outs;  // of the fused kernels so far
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (plan.skip[i]) continue;
     auto fk = plan.backends[i]->fuse(*nodes[i]);
@@ -357,12 +359,24 @@ void Executor::plan_fusion(const ir::Graph& g, GraphPlan& plan) {
       ok = ok && it != index.end() && it->second > i && !plan.skip[it->second] &&
            plan.backends[it->second] == plan.backends[i];
     }
+    // Every value the kernel reads instead of the node's inputs exists when it runs: the output
+    // of an earlier fused kernel, made by an earlier node that runs, or not made by a node of
+    // this graph.
+    for (const ir::Value* v : fk->inputs) {
+      if (!ok || !v || !v->producer || v->producer->owner != &g || fused_outs.count(v)) continue;
+      auto it = index.find(v->producer);
+      ok = it != index.end() && it->second < i && !plan.fused[it->second] && !plan.skip[it->second];
+    }
     if (!ok) continue;
     for (const ir::Node* a : fk->absorbed) plan.skip[index.at(a)] = 1;
     plan.fused_out[i] = fk->output;
     plan.fused_in[i] = fk->inputs;
     plan.fused[i] = &fused_kernels_.emplace(nodes[i], std::move(fk->kernel)).first->second;
+    fused_outs.insert(fk->output);
   }
+  std::vector<char> fused(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) fused[i] = plan.fused[i] != nullptr;
+  skip_fusion_orphans(g, fused, plan.fused_in, plan.constant, plan.skip);
 }
 
 const Backend* Executor::placement_of(const ir::Node& n) const {

@@ -26,7 +26,9 @@
 #include "backends/cpu/kernels/conv_util.h"
 #include "backends/cpu/kernels/im2col_u8.h"
 #include "backends/cpu/kernels/int8_gemm.h"
+#include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/qdq_depthwise_c16.h"
+#include "backends/cpu/kernels/qdq_residual_add.h"
 #include "backends/fusion_match.h"
 #include "ir/errors.h"
 #include "ir/op_attrs.h"
@@ -102,6 +104,10 @@ struct QConv {
   std::vector<float> ys_inv;      // 1 / ys (the SIMD epilogue multiplies by it)
   std::vector<std::vector<int32_t>> acc_init;  // per group (general path): -x_zero * sum(w row)
   bool quant_clamp = true;        // the output quantization may leave the s32 range (see quant_clamp_needed)
+  // A residual Add after the activation (then the conv part writes f32 and res quantizes).
+  bool residual = false;
+  ResidualAdd res;
+  bool res_zp_given = false;  // the residual DequantizeLinear has a zero point (which types r)
 };
 
 // Stores one output row of nc values: f32 epilogue (bias, activation), then quantization.
@@ -477,6 +483,77 @@ bool quant_clamp_needed(const QConv& q, const int8_t* w) {
   return false;
 }
 
+// The conv and its activation (and output quantization unless there is a residual) into out.
+void run_conv(KernelContext& ctx, const QConv& q, const ConvProblem& p, const uint8_t* x, std::byte* out) {
+  if (!q.depthwise) {
+    run_general(ctx, q, p, x, out);
+    return;
+  }
+  QdqDepthwise d;
+  d.w = q.wf.data();
+  d.x_zero = q.dw_xz.data();
+  d.scale = q.dw_scale.data();
+  d.bias = q.bias.empty() ? nullptr : q.bias.data();
+  d.ep = q.ep;
+  d.quant_out = q.quant_out;
+  d.out_u8 = q.out_dt == DType::U8;
+  d.y_scale = q.ys.data();
+  d.y_zero = q.yz.data();
+  d.quant_clamp = q.quant_clamp;
+  d.y_inv = q.ys_inv.data();
+  if (!q.dw_taps.empty()) {
+    d.taps = q.dw_taps.data();
+    d.taps_k = static_cast<int>(q.wdims[2]);
+    d.neg_corr = q.dw_neg_corr.data();
+  }
+  if (!qdq_depthwise_c16(ctx, p, d, x, out)) run_depthwise(ctx, q, p, x, out);
+}
+
+// The conv with a residual Add (and QuantizeLinear): the activated conv output in f32 (in the
+// f32 output itself, or in a per-thread buffer), then residual_add; an r that broadcasts
+// instead runs as the Add kernel would (its dims decide the output's).
+void run_with_residual(KernelContext& ctx, const QConv& q, const ConvProblem& p, const uint8_t* x,
+                       const std::vector<int64_t>& out_dims) {
+  const ir::Node& nd = *q.conv;
+  const ir::Tensor& rt = ctx.in(1);
+  if ((rt.dtype() != DType::U8 && rt.dtype() != DType::I8) ||
+      (q.res_zp_given && rt.dtype() != (q.res.r_u8 ? DType::U8 : DType::I8)))
+    throw ModelError(nd.describe() + ": the residual's DequantizeLinear input must be u8 or s8 as its zero point");
+  ResidualAdd ra = q.res;
+  ra.r_u8 = rt.dtype() == DType::U8;
+  const DType out_dt = !ra.quant_out ? DType::F32 : ra.out_u8 ? DType::U8 : DType::I8;
+  int64_t n = 1;
+  for (int64_t d : out_dims) n *= d;
+  static thread_local std::vector<float> act_buf;  // kept per thread across runs
+  if (rt.dims() == out_dims && !ra.quant_out) {
+    ir::Tensor& y = ctx.alloc_output_overwritten(0, out_dt, out_dims);
+    run_conv(ctx, q, p, x, y.mutable_raw());
+    residual_add(ctx, ra, y.data<float>().data(), rt.raw(), n, y.mutable_raw());
+    return;
+  }
+  if (act_buf.size() < static_cast<size_t>(n)) act_buf.resize(static_cast<size_t>(n));
+  float* const act = act_buf.data();
+  run_conv(ctx, q, p, x, reinterpret_cast<std::byte*>(act));
+  if (rt.dims() == out_dims) {
+    ir::Tensor& y = ctx.alloc_output_overwritten(0, out_dt, out_dims);
+    residual_add(ctx, ra, act, rt.raw(), n, y.mutable_raw());
+    return;
+  }
+  const std::vector<int64_t> dims = broadcast_shapes(nd, out_dims, rt.dims());
+  std::vector<float> r(static_cast<size_t>(rt.numel()));
+  if (ra.r_u8) dequantize_row_u8(rt.data<uint8_t>().data(), rt.numel(), ra.r_scale, ra.r_zero, r.data());
+  else dequantize_row_s8(rt.data<int8_t>().data(), rt.numel(), ra.r_scale, ra.r_zero, r.data());
+  int64_t m = 1;
+  for (int64_t d : dims) m *= d;
+  std::vector<float> sum(static_cast<size_t>(m));
+  for_each_broadcast(dims, {broadcast_strides(out_dims, dims), broadcast_strides(rt.dims(), dims)},
+                     [&](int64_t i, int64_t a, int64_t b, int64_t) { sum[static_cast<size_t>(i)] = act[a] + r[static_cast<size_t>(b)]; });
+  ir::Tensor& y = ctx.alloc_output_overwritten(0, out_dt, dims);
+  if (!ra.quant_out) std::copy(sum.begin(), sum.end(), y.mutable_data<float>().data());
+  else if (ra.out_u8) quantize_row_u8(sum.data(), m, ra.y_scale, ra.y_zero, y.mutable_data<uint8_t>().data());
+  else quantize_row_s8(sum.data(), m, ra.y_scale, ra.y_zero, y.mutable_data<int8_t>().data());
+}
+
 Kernel make_kernel(std::shared_ptr<const QConv> q) {
   return [q](KernelContext& ctx) {
     const ir::Node& nd = *q->conv;
@@ -486,30 +563,13 @@ Kernel make_kernel(std::shared_ptr<const QConv> q) {
       throw ModelError(nd.describe() + ": x scale does not match the channels of X");
     const uint8_t* x = xt.data<uint8_t>().data();
     const ConvProblem p = conv_problem(nd, q->attrs, q->group, xt.dims(), q->wdims);
-    ir::Tensor& y = ctx.alloc_output_overwritten(0, q->quant_out ? q->out_dt : DType::F32, p.g.out_dims(p.n, p.m));
-    std::byte* out = y.mutable_raw();
-    if (!q->depthwise) {
-      run_general(ctx, *q, p, x, out);
+    const std::vector<int64_t> out_dims = p.g.out_dims(p.n, p.m);
+    if (q->residual) {
+      run_with_residual(ctx, *q, p, x, out_dims);
       return;
     }
-    QdqDepthwise d;
-    d.w = q->wf.data();
-    d.x_zero = q->dw_xz.data();
-    d.scale = q->dw_scale.data();
-    d.bias = q->bias.empty() ? nullptr : q->bias.data();
-    d.ep = q->ep;
-    d.quant_out = q->quant_out;
-    d.out_u8 = q->out_dt == DType::U8;
-    d.y_scale = q->ys.data();
-    d.y_zero = q->yz.data();
-    d.quant_clamp = q->quant_clamp;
-    d.y_inv = q->ys_inv.data();
-    if (!q->dw_taps.empty()) {
-      d.taps = q->dw_taps.data();
-      d.taps_k = static_cast<int>(q->wdims[2]);
-      d.neg_corr = q->dw_neg_corr.data();
-    }
-    if (!qdq_depthwise_c16(ctx, p, d, x, out)) run_depthwise(ctx, *q, p, x, out);
+    ir::Tensor& y = ctx.alloc_output_overwritten(0, q->quant_out ? q->out_dt : DType::F32, out_dims);
+    run_conv(ctx, *q, p, x, y.mutable_raw());
   };
 }
 
@@ -608,12 +668,41 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
     for (const ir::Node* a : m->nodes) fk.absorbed.push_back(a);
     v = m->nodes.back()->outputs[0];
   }
+  // A residual Add whose other input is a per-tensor DequantizeLinear of a u8/s8 tensor: the
+  // kernel reads that tensor (fk.inputs[1]) and adds it after the activation.
+  const ir::Value* residual_q = nullptr;
+  if (const ir::Node* add = only_reader(v); add && add->is("Add") && add->domain.empty() && one_output(*add) &&
+                                            add->inputs.size() == 2 && add->inputs[0] != add->inputs[1]) {
+    const ir::Value* other = add->inputs[0] == v ? add->inputs[1] : add->inputs[0];
+    const ir::Node* rdq = dq_producer(other);
+    auto rp = rdq ? qparams(*rdq) : std::nullopt;
+    const ir::Value* rq = rdq ? rdq->inputs[0] : nullptr;
+    if (rp && rp->scale.size() == 1 && (rp->zp_dtype == DType::U8 || rp->zp_dtype == DType::I8) && rq &&
+        !rq->initializer) {
+      q->residual = true;
+      q->res.r_scale = rp->scale[0];
+      q->res.r_zero = rp->zp[0];
+      q->res.r_u8 = rp->zp_dtype == DType::U8;
+      q->res_zp_given = rdq->inputs.size() >= 3 && rdq->inputs[2];
+      residual_q = rq;
+      fk.absorbed.push_back(add);
+      v = add->outputs[0];
+    }
+  }
   if (const ir::Node* qn = only_reader(v);
       qn && qn->is("QuantizeLinear") && qn->domain.empty() && one_output(*qn) && qn->inputs[0] == v &&
       qn->attr_int("output_dtype", 0) == 0) {
     auto yp = qparams(*qn);
     const bool per_c = yp && static_cast<int64_t>(yp->scale.size()) == M && (yp->axis == 1 || yp->axis == -3);
-    if (yp && (yp->scale.size() == 1 || per_c) && (yp->zp_dtype == DType::U8 || yp->zp_dtype == DType::I8)) {
+    if (q->residual && yp && yp->scale.size() == 1 && (yp->zp_dtype == DType::U8 || yp->zp_dtype == DType::I8)) {
+      q->res.quant_out = true;  // the residual pass quantizes (per tensor); the conv part stays f32
+      q->res.out_u8 = yp->zp_dtype == DType::U8;
+      q->res.y_scale = yp->scale[0];
+      q->res.y_zero = yp->zp[0];
+      fk.absorbed.push_back(qn);
+      v = qn->outputs[0];
+    } else if (!q->residual && yp && (yp->scale.size() == 1 || per_c) &&
+               (yp->zp_dtype == DType::U8 || yp->zp_dtype == DType::I8)) {
       q->quant_out = true;
       q->out_dt = yp->zp_dtype;
       q->ys = widen(yp->scale, M);
@@ -624,6 +713,7 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
     }
   }
   fk.output = v;
+  if (q->residual) fk.inputs = {xdq->inputs[0], residual_q};
   q->attrs = WindowAttrs::parse(*conv);
   if (q->attrs.kernel_shape.size() > 0 && q->attrs.kernel_shape.size() != 2) return std::nullopt;
   // Weights: exact integers in f32 (depthwise) or packed s8 per group (general).
