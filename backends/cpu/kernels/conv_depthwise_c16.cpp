@@ -7,7 +7,8 @@
 // maps). Each output is bias, then one fused multiply-add per tap in (kh, kw) order, the
 // per-plane kernel's values bit for bit, then the epilogue activation in registers; the outputs
 // are transposed back to the channel planes 16 positions at a time over the flattened plane, so
-// 7x7 maps fill whole vectors too.
+// 7x7 maps fill whole vectors too. With fewer channel groups than threads the output rows are
+// split into bands as well (depthwise_row_bands), the same values either way.
 // Does not apply (returns false): channel multiplier > 1, dilation, other kernel sizes or
 // strides, 1-D/3-D, builds without AVX-512.
 #include <algorithm>
@@ -60,7 +61,9 @@ void run_c16(const KernelContext& ctx, const ConvProblem& p, const float* x, con
   const avx512::ActVec act_vec(ep ? *ep : Epilogue{});
   const avx512::ActVec* act = ep && !ep->trivial() ? &act_vec : nullptr;
   constexpr int JB = K == 3 ? 8 : 4;  // outputs per block: independent accumulation chains
-  ctx.parallel_for(p.n * groups, OH * OW * K * K * 16, [&](int64_t b, int64_t e) {
+  const int64_t bands = depthwise_row_bands(p.n * groups, OH, ctx.num_threads());
+  const int64_t band_rows = (OH + bands - 1) / bands;
+  ctx.parallel_for(p.n * groups * bands, band_rows * OW * K * K * 16, [&](int64_t b, int64_t e) {
     // K ring rows, the zero row read for padding rows, then the output positions waiting to be
     // transposed back (at most 15 carried over plus one output row). Padding columns are zeroed
     // here once: the row loads write only the data columns [pl, pl + W).
@@ -72,7 +75,9 @@ void run_c16(const KernelContext& ctx, const ConvProblem& p, const float* x, con
     float* const obuf = ring + (K + 1) * row_floats;
     const __m512i zero = _mm512_setzero_si512();
     for (int64_t item = b; item < e; ++item) {
-      const int64_t ni = item / groups, c0 = (item % groups) * 16;
+      const int64_t ni = item / (groups * bands), c0 = (item / bands % groups) * 16;
+      const int64_t oh0 = item % bands * band_rows, oh1 = std::min(OH, oh0 + band_rows);
+      if (oh0 >= oh1) continue;
       const int64_t nc = std::min<int64_t>(16, C - c0);
       const float* const xg = x + (ni * C + c0) * H * W;
       float* const yg = y + (ni * C + c0) * OH * OW;
@@ -106,7 +111,7 @@ void run_c16(const KernelContext& ctx, const ConvProblem& p, const float* x, con
         store_channel_rows_f32(yg + at + q * 16, OH * OW, nc, cnt, r);
       };
       depthwise_c16_rows<K, S, JB>(
-          H, OH, OW, pt, ring, row_floats, zero_row, obuf, load_row,
+          H, oh0, oh1, OW, pt, ring, row_floats, zero_row, obuf, load_row,
           [&]<int N>(const float* const (&rows)[K], int64_t ow, float* out) {
             dw_block<K, S, N>(rows, wv, bv, ow, act, out);
           },

@@ -4,6 +4,7 @@
 // positions waiting in the output buffer, written back to the channel planes 16 at a time over
 // the flattened plane.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -30,18 +31,27 @@ bool depthwise_c16_dispatch(const ConvProblem& p, Run&& run) {
   return true;
 }
 
-/// For every output row oh of a 16-channel group: rows[kh] = the ring row of input row
-/// oh * S - pt + kh (load_row(h) fills ring slot h % K first) or pad_row; then
+/// Bands of output rows for a depthwise conv of `items` channel groups on `threads` threads:
+/// one band when the groups alone give every thread work, else enough bands (of at least 4
+/// rows, each re-reading K - 1 rows above it) for about two items per thread. Every output is
+/// computed the same way whatever the bands.
+inline int64_t depthwise_row_bands(int64_t items, int64_t OH, int threads) {
+  if (threads <= 1 || items >= 2 * threads) return 1;
+  return std::max<int64_t>(1, std::min((2 * threads + items - 1) / items, OH / 4));
+}
+
+/// For every output row oh in [oh0, oh1) of a 16-channel group: rows[kh] = the ring row of input
+/// row oh * S - pt + kh (load_row(h) fills ring slot h % K first) or pad_row; then
 /// block.template operator()<N>(rows, ow, out) computes positions [ow, ow + N) (16 floats each,
 /// at out + 16 * ow) in blocks of JB and single positions; store_chunk(q, cnt, at) writes
 /// positions [16q, 16q + cnt) of obuf to flat positions at + 16q of the planes.
 template <int K, int S, int JB, class Elem, class LoadRow, class Block, class StoreChunk>
-void depthwise_c16_rows(int64_t H, int64_t OH, int64_t OW, int64_t pt, const Elem* ring,
+void depthwise_c16_rows(int64_t H, int64_t oh0, int64_t oh1, int64_t OW, int64_t pt, const Elem* ring,
                         int64_t row_elems, const Elem* pad_row, float* obuf, LoadRow&& load_row,
                         Block&& block, StoreChunk&& store_chunk) {
-  int64_t next_h = 0;             // the next input row to load into the ring
-  int64_t pending = 0, done = 0;  // positions waiting in obuf / already stored
-  for (int64_t oh = 0; oh < OH; ++oh) {
+  int64_t next_h = std::max<int64_t>(0, oh0 * S - pt);  // the next input row to load into the ring
+  int64_t pending = 0, done = oh0 * OW;                 // positions waiting in obuf / stored up to
+  for (int64_t oh = oh0; oh < oh1; ++oh) {
     const Elem* rows[K];
     for (int kh = 0; kh < K; ++kh) {
       const int64_t h = oh * S - pt + kh;

@@ -8,7 +8,8 @@
 // per-channel kernel sums, so the results equal its results. Then * scale + bias, the activation
 // and the quantization with per-channel parameters in the lanes; the s32 (or f32) results are
 // transposed back to the channel planes 16 positions at a time over the flattened plane and
-// narrowed with saturation to u8/s8.
+// narrowed with saturation to u8/s8. With fewer channel groups than threads the output rows are
+// split into bands as well (depthwise_row_bands), the same values either way.
 // Does not apply (returns false): other kernel sizes or strides, dilation, channel multiplier
 // > 1, builds without VNNI/VBMI, int8 SIMD switched off; qdq_conv_fusion.cpp's per-channel kernel
 // runs those.
@@ -113,7 +114,9 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
   const int64_t row_bytes = WS * 16, groups = (C + 15) / 16, plane = OH * OW;
   const size_t out_size = q.quant_out ? 1 : sizeof(float);
   constexpr int JB = 8;  // outputs per block: independent accumulation chains
-  ctx.parallel_for(p.n * groups, OH * OW * K * NQ * 16, [&](int64_t b, int64_t e) {
+  const int64_t bands = depthwise_row_bands(p.n * groups, OH, ctx.num_threads());
+  const int64_t band_rows = (OH + bands - 1) / bands;
+  ctx.parallel_for(p.n * groups * bands, band_rows * OW * K * NQ * 16, [&](int64_t b, int64_t e) {
     // K ring rows and the row read for padding rows (u8, 16 channels per column), then the
     // output positions waiting to be transposed back (at most 15 carried over plus one row).
     std::vector<uint8_t> ring_store(static_cast<size_t>((K + 1) * row_bytes + 64));
@@ -123,7 +126,9 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
     float* const obuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(obuf_store.data()) + 63) & ~uintptr_t{63});
     const __m512i zero = _mm512_setzero_si512();
     for (int64_t item = b; item < e; ++item) {
-      const int64_t ni = item / groups, c0 = (item % groups) * 16;
+      const int64_t ni = item / (groups * bands), c0 = (item / bands % groups) * 16;
+      const int64_t oh0 = item % bands * band_rows, oh1 = std::min(OH, oh0 + band_rows);
+      if (oh0 >= oh1) continue;
       const int64_t nc = std::min<int64_t>(16, C - c0);
       const uint8_t* const xg = x + (ni * C + c0) * H * W;
       std::byte* const yg = y + static_cast<size_t>((ni * C + c0) * plane) * out_size;
@@ -191,7 +196,7 @@ void run(const KernelContext& ctx, const ConvProblem& p, const QdqDepthwise& q, 
           for (int64_t i = 0; i < nc; ++i, d += plane) _mm_mask_storeu_epi8(d, m, b[i]);
       };
       depthwise_c16_rows<K, S, JB>(
-          H, OH, OW, pt, ring, row_bytes, pad_row, obuf, load_row,
+          H, oh0, oh1, OW, pt, ring, row_bytes, pad_row, obuf, load_row,
           [&]<int N>(const uint8_t* const (&rows)[K], int64_t ow, float* out) {
             block<K, S, N>(rows, wq, neg_corr, l, ow, out);
           },
