@@ -4,7 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
-#include <random>
 
 #include "backends/cpu/kernels/depthwise_c16_rows.h"
 #include "backends/executor.h"
@@ -15,17 +14,6 @@ using ir::DType;
 using ir::Tensor;
 
 namespace {
-
-template <class T>
-Tensor random_ints(std::vector<int64_t> dims, int lo, int hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::uniform_int_distribution<int> d(lo, hi);
-  std::vector<T> v(static_cast<size_t>(n));
-  for (auto& x : v) x = static_cast<T>(d(rng));
-  return Tensor::from_vector<T>(dims, v);
-}
 
 // x -> [DequantizeLinear] -> depthwise Conv (C channels, k x k, stride s, pad k / 2) -> SiLU ->
 // [QuantizeLinear] -> y.
@@ -38,7 +26,7 @@ ir::Model dw_model(bool qdq, int64_t C, int64_t H, int64_t W, int64_t k, int64_t
     ir::Value& xs = g.add_initializer("xs", Tensor::scalar<float>(0.02f));
     ir::Value& xz = g.add_initializer("xz", Tensor::scalar<uint8_t>(118));
     x = test::add_node(g, "DequantizeLinear", "dq_x", {x, &xs, &xz}, {"xd"}, 13).outputs[0];
-    ir::Value& wq = g.add_initializer("wq", random_ints<int8_t>({C, 1, k, k}, -127, 127, 4));
+    ir::Value& wq = g.add_initializer("wq", test::random_int_tensor<int8_t>({C, 1, k, k}, -127, 127, 4));
     ir::Value& ws = g.add_initializer("ws", Tensor::scalar<float>(0.01f));
     ir::Value& wz = g.add_initializer("wz", Tensor::scalar<int8_t>(0));
     w = test::add_node(g, "DequantizeLinear", "dq_w", {&wq, &ws, &wz}, {"wd"}, 13).outputs[0];
@@ -89,7 +77,7 @@ TEST_CASE("depthwise row bands: f32 and QDQ depthwise convs give the same bytes 
       CAPTURE(geo.s);
       CAPTURE(qdq);
       const ir::Model m = dw_model(qdq, geo.C, geo.H, geo.W, geo.k, geo.s);
-      const Tensor x = qdq ? random_ints<uint8_t>({1, geo.C, geo.H, geo.W}, 0, 255, 7)
+      const Tensor x = qdq ? test::random_int_tensor<uint8_t>({1, geo.C, geo.H, geo.W}, 0, 255, 7)
                            : test::random_tensor({1, geo.C, geo.H, geo.W}, 7, -2.f, 2.f);
       const Tensor one = run(m, x, 1), three = run(m, x, 3);
       REQUIRE(one.dims() == three.dims());

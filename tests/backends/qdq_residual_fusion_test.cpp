@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <random>
 
 #include "backends/cpu/kernels/qdq_conv_fusion.h"
 #include "backends/executor.h"
@@ -27,16 +26,6 @@ struct RCase {
   bool r_made_late = false;     // r is quantized from an f32 input after the conv in node order
 };
 
-template <class T>
-Tensor random_ints(std::vector<int64_t> dims, int lo, int hi, std::mt19937& rng) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::uniform_int_distribution<int> d(lo, hi);
-  std::vector<T> v(static_cast<size_t>(n));
-  for (auto& x : v) x = static_cast<T>(d(rng));
-  return Tensor::from_vector<T>(dims, v);
-}
-
 struct Built {
   ir::Model model;
   const ir::Node* residual_dq = nullptr;
@@ -44,17 +33,17 @@ struct Built {
 };
 
 Built build(const RCase& c, unsigned seed) {
-  std::mt19937 rng(seed);
+  uint32_t next_seed = seed;  // one seed per random tensor
   Built b{test::empty_model(13), nullptr, {}};
   ir::Graph& g = *b.model.graph;
   const std::vector<int64_t> out_dims = {1, c.M, c.H, c.W};
   const std::vector<int64_t> r_dims = c.r_dims.empty() ? out_dims : c.r_dims;
   ir::Value& x = test::add_input(g, "x", {1, c.C, c.H, c.W}, DType::U8);
-  b.feeds.push_back({"x", backends::RValue::of(random_ints<uint8_t>({1, c.C, c.H, c.W}, 0, 255, rng))});
+  b.feeds.push_back({"x", backends::RValue::of(test::random_int_tensor<uint8_t>({1, c.C, c.H, c.W}, 0, 255, next_seed++))});
   ir::Value& xs = g.add_initializer("xs", Tensor::scalar<float>(0.02f));
   ir::Value& xz = g.add_initializer("xz", Tensor::scalar<uint8_t>(120));
   ir::Node& dqx = test::add_node(g, "DequantizeLinear", "dq_x", {&x, &xs, &xz}, {"xd"}, 13);
-  ir::Value& wq = g.add_initializer("wq", random_ints<int8_t>({c.M, c.C / c.G, c.K, c.K}, -127, 127, rng));
+  ir::Value& wq = g.add_initializer("wq", test::random_int_tensor<int8_t>({c.M, c.C / c.G, c.K, c.K}, -127, 127, next_seed++));
   ir::Value& ws = g.add_initializer("ws", Tensor::scalar<float>(0.004f));
   ir::Value& wz = g.add_initializer("wz", Tensor::scalar<int8_t>(0));
   ir::Node& dqw = test::add_node(g, "DequantizeLinear", "dq_w", {&wq, &ws, &wz}, {"wd"}, 13);
@@ -73,8 +62,8 @@ Built build(const RCase& c, unsigned seed) {
     r = test::add_node(g, "QuantizeLinear", "q_r", {&rf, &rs, &rz}, {"r"}, 13).outputs[0];
   } else {
     r = &test::add_input(g, "r", r_dims, c.s8 ? DType::I8 : DType::U8);
-    b.feeds.push_back({"r", backends::RValue::of(c.s8 ? random_ints<int8_t>(r_dims, -128, 127, rng)
-                                                      : random_ints<uint8_t>(r_dims, 0, 255, rng))});
+    b.feeds.push_back({"r", backends::RValue::of(c.s8 ? test::random_int_tensor<int8_t>(r_dims, -128, 127, next_seed++)
+                                                      : test::random_int_tensor<uint8_t>(r_dims, 0, 255, next_seed++))});
   }
   ir::Node& dqr = test::add_node(g, "DequantizeLinear", "dq_r", {r, &rs, &rz}, {"rd"}, 13);
   b.residual_dq = &dqr;

@@ -57,6 +57,16 @@ inline ir::Tensor random_tensor(std::vector<int64_t> dims, uint32_t seed, float 
   return ir::Tensor::from_vector<float>(std::move(dims), v);
 }
 
+/// Integers uniform in [lo, hi] as a tensor of T (u8, s8, s32 ...).
+template <class T>
+inline ir::Tensor random_int_tensor(std::vector<int64_t> dims, int lo, int hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u(lo, hi);
+  std::vector<T> v(static_cast<size_t>(ir::checked_numel(dims)));
+  for (auto& x : v) x = static_cast<T>(u(rng));
+  return ir::Tensor::from_vector<T>(std::move(dims), v);
+}
+
 inline ir::Value& add_random_init(ir::Graph& g, const std::string& name, std::vector<int64_t> dims, uint32_t seed,
                                   float lo = -1.f, float hi = 1.f) {
   return g.add_initializer(name, random_tensor(std::move(dims), seed, lo, hi));

@@ -7,7 +7,8 @@
 // accumulators shows the values stay small. Depthwise convs (one input channel per group, one output
 // channel per group): (x - x_zero_point) and w are small integers held exactly in f32, so an f32
 // direct loop gives the exact integer sums; 3x3/5x5 stride-1/2 ones run 16 channels per vector
-// (qdq_depthwise_c16.cpp), the rest one channel at a time here.
+// (qdq_depthwise_c16.cpp), the rest one channel at a time here. With a residual Add the conv part
+// writes f32 and residual_add (qdq_residual_add.cpp) adds and quantizes.
 #include "backends/cpu/kernels/qdq_conv_fusion.h"
 
 #include <algorithm>

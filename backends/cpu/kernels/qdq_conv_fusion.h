@@ -8,6 +8,10 @@
 // along axis 0), x per-tensor (per-channel only when each group has one input channel), constant
 // scales and zero points. Otherwise the nodes run one by one.
 //
+// A residual Add after the activation whose other input is a per-tensor DequantizeLinear of a u8/s8
+// tensor joins the group too (with the QuantizeLinear after it, per tensor): the kernel reads
+// that tensor (FusedKernel::inputs[1]) and adds it as the nodes would (qdq_residual_add.h).
+//
 // The fusion starts at the x DequantizeLinear when the Conv alone reads its output (the kernel
 // then reads the u8 tensor directly); when other nodes read the dequantized x too, it starts at
 // the Conv and still reads the u8 tensor the DequantizeLinear reads (FusedKernel::inputs).
