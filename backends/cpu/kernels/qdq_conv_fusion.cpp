@@ -131,41 +131,36 @@ void finish_rows_act(const QConv& q, int64_t oc0, int64_t nc, Load load, std::by
   // Lanes of positions [j + 16t, j + 16t + 16) below nc: bits 16t.. of mask64(j).
   auto mask64 = [nc](int64_t j) { return nc - j >= 64 ? ~__mmask64{0} : (__mmask64{1} << (nc - j)) - 1; };
   auto mask = [](__mmask64 m, int t) { return static_cast<__mmask16>(m >> (16 * t)); };
-  if (!q.quant_out) {
+  __m512 inv[R];
+  __m512i z[R];
+  for (int r = 0; r < R; ++r) {
+    const size_t c = static_cast<size_t>(oc0 + r);
+    inv[r] = _mm512_set1_ps(q.quant_out ? q.ys_inv[c] : 1.f);
+    z[r] = _mm512_set1_epi32(q.quant_out ? static_cast<int32_t>(q.yz[c]) : 0);
+  }
+  const bool u8 = q.out_dt == DType::U8;
+  auto pass = [&]<bool Quant>() {  // one instantiation per output kind
     for (int64_t j = 0; j < nc; j += 64) {
       const __mmask64 m = mask64(j);
       __m512 v[4 * R];
       for (int r = 0; r < R; ++r)
         for (int t = 0; t < 4; ++t) v[4 * r + t] = load(r, j + 16 * t, mask(m, t));
       avx512::qdq_act16_n<Act>(v, q.ep);
-      for (int r = 0; r < R; ++r)
-        for (int t = 0; t < 4 && j + 16 * t < nc; ++t)
-          _mm512_mask_storeu_ps(reinterpret_cast<float*>(out_base) + off + r * row_stride + j + 16 * t, mask(m, t),
-                                v[4 * r + t]);
+      for (int r = 0; r < R; ++r) {
+        const int64_t at = off + r * row_stride + j;
+        if constexpr (Quant) {
+          __m512i qv[4];
+          for (int t = 0; t < 4; ++t) qv[t] = avx512::qdq_round16<Clamp>(v[4 * r + t], inv[r], z[r], u8);
+          avx512::qdq_store64(reinterpret_cast<uint8_t*>(out_base) + at, qv, u8, nc - j);  // s8: the same bytes
+        } else {
+          for (int t = 0; t < 4 && j + 16 * t < nc; ++t)
+            _mm512_mask_storeu_ps(reinterpret_cast<float*>(out_base) + at + 16 * t, mask(m, t), v[4 * r + t]);
+        }
+      }
     }
-    return;
-  }
-  __m512 inv[R];
-  __m512i z[R];
-  for (int r = 0; r < R; ++r) {
-    const size_t c = static_cast<size_t>(oc0 + r);
-    inv[r] = _mm512_set1_ps(q.ys_inv[c]);
-    z[r] = _mm512_set1_epi32(static_cast<int32_t>(q.yz[c]));
-  }
-  const bool u8 = q.out_dt == DType::U8;
-  uint8_t* const dst = reinterpret_cast<uint8_t*>(out_base) + off;  // s8 has the same bytes
-  for (int64_t j = 0; j < nc; j += 64) {
-    const __mmask64 m = mask64(j);
-    __m512 v[4 * R];
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < 4; ++t) v[4 * r + t] = load(r, j + 16 * t, mask(m, t));
-    avx512::qdq_act16_n<Act>(v, q.ep);
-    for (int r = 0; r < R; ++r) {
-      __m512i qv[4];
-      for (int t = 0; t < 4; ++t) qv[t] = avx512::qdq_round16<Clamp>(v[4 * r + t], inv[r], z[r], u8);
-      avx512::qdq_store64(dst + r * row_stride + j, qv, u8, nc - j);
-    }
-  }
+  };
+  if (q.quant_out) pass.template operator()<true>();
+  else pass.template operator()<false>();
 }
 
 template <int R, class Load>
