@@ -35,6 +35,23 @@ const ir::Tensor* constant_of(const ir::Value* v, ir::DType dt) {
   return t && t->dtype() == dt ? t : nullptr;
 }
 
+bool known_f32(const ir::Value* v, int depth) {
+  if (!v) return false;
+  if (v->has_type || v->initializer) return v->has_type ? v->dtype == ir::DType::F32 : v->initializer->dtype() == ir::DType::F32;
+  const ir::Node* p = v->producer;
+  if (!p || !p->domain.empty() || p->owner != v->owner || depth <= 0 || p->inputs.empty()) return false;
+  if (p->is("DequantizeLinear"))  // the output has the scale's type unless output_dtype says otherwise
+    return p->attr_int("output_dtype", 0) == 0 && p->inputs.size() > 1 && constant_of(p->inputs[1], ir::DType::F32);
+  // Ops whose output 0 has the type of their input 0.
+  static const char* const kSameType[] = {"Add", "AveragePool", "Clip", "Concat", "Conv", "Flatten",
+                                          "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "MaxPool",
+                                          "Mul", "Relu", "Reshape", "Resize", "Sigmoid", "Slice", "Squeeze",
+                                          "Sub", "Transpose", "Unsqueeze"};
+  for (const char* op : kSameType)
+    if (p->is(op) && p->outputs[0] == v) return known_f32(p->inputs[0], depth - 1);
+  return false;
+}
+
 std::optional<float> scalar_f32_constant(const ir::Value* v) {
   const ir::Tensor* t = constant_of(v, ir::DType::F32);
   if (!t || t->numel() != 1 || t->rank() > 1) return std::nullopt;

@@ -1,7 +1,8 @@
 // Concat -> QuantizeLinear runs as one kernel on the cpu backend (concat_quantize_fusion): the
 // quantized bytes equal the two nodes run one by one, for u8 and s8, a batch of two (two outer
-// rows) and two threads; the fusion is not offered for per-axis scales or a Concat output
-// that is also a graph output.
+// rows) and two threads, also when the inputs carry no declared type but their producers make
+// them f32 (known_f32); the fusion is not offered for per-axis scales, a Concat output that is
+// also a graph output, or an input of unknown type.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -92,4 +93,43 @@ TEST_CASE("concat quantize fusion: not offered for per-axis scales or a Concat o
   CHECK_FALSE(backends::cpu::fuse_concat_quantize(*concat_node(per_channel)).has_value());
   // Still runs (node by node) with the per-channel quantization.
   CHECK(run(per_channel, true, 1)[0].dtype() == ir::DType::U8);
+}
+
+TEST_CASE("concat quantize fusion: inputs of no declared type whose producers make them f32") {
+  const char* text = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,3,4,5] a, float[2,1,4,5] b, float[2,6,4,5] c, int32[2,6,4,5] k) => (uint8[2,10,4,5] y, uint8[2,10,4,5] y2)
+    <float s = {0.0173}, uint8 z = {128}, float sb = {0.05}, uint8 zb = {100}> {
+  ra = Relu(a)
+  qb = QuantizeLinear(b, sb, zb)
+  db = DequantizeLinear(qb, sb, zb)
+  mc = Mul(c, c)
+  cat = Concat<axis = 1>(ra, db, mc)
+  y = QuantizeLinear(cat, s, z)
+  kc = Cast<to = 1>(k)
+  cat2 = Concat<axis = 1>(ra, db, kc)
+  y2 = QuantizeLinear(cat2, s, z)
+}
+)";
+  const ir::Model m = test::parse_onnx_text(text);
+  const ir::Node* cat = nullptr;
+  const ir::Node* cat2 = nullptr;
+  for (const ir::Node* n : m.graph->nodes())
+    if (n->is("Concat")) (cat ? cat2 : cat) = n;
+  REQUIRE(cat2 != nullptr);
+  for (const ir::Value* v : cat->inputs) REQUIRE_FALSE(v->has_type);  // nothing declared: inferred
+  const auto fk = backends::cpu::fuse_concat_quantize(*cat);
+  REQUIRE(fk.has_value());
+  CHECK_FALSE(backends::cpu::fuse_concat_quantize(*cat2).has_value());  // Cast: not followed
+  backends::ExecOptions o;
+  o.threads = 2;
+  auto feeds = test::random_feeds(m, 9);
+  std::vector<ir::Tensor> got, want;
+  for (bool fuse : {true, false}) {
+    o.fuse = fuse;
+    backends::Executor ex(m, o);
+    for (auto& v : ex.run(feeds)) (fuse ? got : want).push_back(v.tensor);
+  }
+  REQUIRE(got.size() == 2);
+  CHECK(std::memcmp(got[0].raw(), want[0].raw(), want[0].bytes().size()) == 0);
+  CHECK(std::memcmp(got[1].raw(), want[1].raw(), want[1].bytes().size()) == 0);
 }

@@ -16,7 +16,7 @@ std::optional<FusedKernel> fuse_concat_quantize(const ir::Node& n) {
   if (!n.is("Concat") || !n.domain.empty() || !one_output(n) || n.inputs.empty()) return std::nullopt;
   if (!n.has_attr("axis") && n.since_version >= 4) return std::nullopt;  // the Concat kernel reports it
   for (const ir::Value* v : n.inputs)
-    if (!v || !v->has_type || v->dtype != ir::DType::F32) return std::nullopt;
+    if (!known_f32(v)) return std::nullopt;
   const ir::Node* q = only_reader(n.outputs[0]);
   if (!q || !q->is("QuantizeLinear") || !q->domain.empty() || !one_output(*q) || q->inputs.size() < 2 ||
       q->inputs[0] != n.outputs[0] || q->attr_int("block_size", 0) != 0 || q->attr_int("output_dtype", 0) != 0 ||
@@ -42,7 +42,7 @@ std::optional<FusedKernel> fuse_concat_quantize(const ir::Node& n) {
     const tensor_ops::ConcatLayout L = tensor_ops::concat_layout(ctx, axis_attr);
     if (ctx.in(0).dtype() != ir::DType::F32)
       throw ModelError(ctx.node().describe() + ": Concat input 0 is " + ir::dtype_name(ctx.in(0).dtype()) +
-                       ", the graph declares f32");
+                       ", expected f32");
     ir::Tensor& y = ctx.alloc_output_overwritten(0, out_dt, L.out);
     if (y.numel() == 0) return;
     // Slab (o, i) of the output: input i's row o, at o * row + (sum of len before i).

@@ -3,7 +3,8 @@
 // their slabs of the quantized output, without the f32 concatenation in between. The bytes are
 // those of the two nodes run one by one (the same row quantizer, element by element).
 // Does not apply: per-axis or blocked quantization, non-constant scale or zero point, another
-// output type, inputs not declared f32, a Concat output read elsewhere or returned by the graph.
+// output type, inputs not known to be f32 (known_f32: declared, or made f32 by their producers),
+// a Concat output read elsewhere or returned by the graph.
 #pragma once
 #include <optional>
 
