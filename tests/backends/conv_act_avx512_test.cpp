@@ -1,6 +1,7 @@
 // AVX-512 epilogue activations (backends/cpu/kernels/conv_act_avx512.h) against f64 references:
 // exp_ps, sigmoid_ps and the shorter silu_ps over [-100, 100] and at NaN and the infinities;
-// silu_ps_n (N vectors stepped together) gives each vector silu_ps's bits.
+// silu_ps_n (N vectors stepped together) gives each vector silu_ps's bits, also without the exp
+// clamp on inputs inside it.
 // On builds without AVX-512 the header is not compiled and the case says so.
 #include <doctest/doctest.h>
 
@@ -72,6 +73,33 @@ TEST_CASE("AVX-512 activations: silu_ps_n gives every vector the bits of silu_ps
       v[0] = _mm512_loadu_ps(in[0]);
     }
     silu_ps_n(v);
+    for (int i = 0; i < 8; ++i) {
+      _mm512_storeu_ps(got[i], v[i]);
+      eval16([](__m512 x) { return silu_ps(x); }, in[i], want);
+      for (int k = 0; k < 16; ++k) differing += std::memcmp(&got[i][k], &want[k], sizeof(float)) != 0;
+    }
+  }
+  CHECK(differing == 0);
+}
+
+TEST_CASE("AVX-512 activations: silu_ps_n without the exp clamp equals silu_ps inside it") {
+  using namespace mcc::backends::cpu::avx512;
+  float in[8][16], got[8][16], want[16];
+  int differing = 0;
+  for (int round = 0; round < 500; ++round) {
+    __m512 v[8];
+    for (int i = 0; i < 8; ++i) {
+      for (int k = 0; k < 16; ++k)  // [-87.3, 88.7], edges and NaN included
+        in[i][k] = -87.3f + 176.0f * static_cast<float>((round * 128 + i * 16 + k) % 4001) / 4000.f;
+      v[i] = _mm512_loadu_ps(in[i]);
+    }
+    if (round == 0) {
+      in[0][0] = -87.3f;
+      in[0][1] = 88.7f;
+      in[0][2] = std::numeric_limits<float>::quiet_NaN();
+      v[0] = _mm512_loadu_ps(in[0]);
+    }
+    silu_ps_n<8, true>(v);
     for (int i = 0; i < 8; ++i) {
       _mm512_storeu_ps(got[i], v[i]);
       eval16([](__m512 x) { return silu_ps(x); }, in[i], want);

@@ -37,6 +37,7 @@ struct QCase {
   int64_t H = 9, W = 11;
   float y_scale = 0.03f;    // output QuantizeLinear scale (tiny: most values saturate)
   bool s8_out = false;      // s8 output zero point (else u8)
+  float w_scale = 0.01f;    // weight scales drawn from [w_scale / 5, w_scale]
 };
 
 template <class T>
@@ -76,7 +77,7 @@ Built build(const QCase& c, unsigned seed) {
   ir::Value& wq = g.add_initializer("wq", Tensor::from_vector<int8_t>({c.M, cg, c.K, c.K}, random_ints<int8_t>(nw, -127, 127, rng)));
   const size_t ns = c.per_channel_w ? static_cast<size_t>(c.M) : 1;
   const std::vector<int64_t> sdims = c.per_channel_w ? std::vector<int64_t>{c.M} : std::vector<int64_t>{};
-  const auto ws_v = random_floats(ns, 0.002f, 0.01f, rng);
+  const auto ws_v = random_floats(ns, c.w_scale / 5.f, c.w_scale, rng);
   ir::Value& ws = g.add_initializer("ws", Tensor::from_vector<float>(sdims, ws_v));
   ir::Value& wz = g.add_initializer("wz", Tensor::from_vector<int8_t>(sdims, std::vector<int8_t>(ns, 0)));
   ir::Node& dqw = test::add_node(g, "DequantizeLinear", "dq_w", {&wq, &ws, &wz}, {"wd"}, 13, {test::attr_i("axis", 0)});
@@ -206,6 +207,10 @@ const QCase kCases[] = {
     {"1x1, s8 output", 13, 7, 1, 1, 1, 0, "silu", true, true, true, false, false, 9, 70, 0.03f, true},
     {"3x3 s8 output, tiny output scale", 5, 9, 3, 1, 1, 1, "none", true, true, true, false, false, 9, 11, 1e-9f, true},
     {"depthwise 3x3, s8 output", 16, 16, 3, 16, 1, 1, "relu", true, true, true, false, false, 12, 13, 0.03f, true},
+    // Sums small enough that every SiLU input lies within its exp clamp (silu_in_range).
+    {"1x1 SiLU, small sums", 13, 7, 1, 1, 1, 0, "silu", true, true, true, false, false, 9, 70, 0.002f, false, 1e-4f},
+    {"depthwise 3x3 SiLU, small sums", 16, 16, 3, 16, 1, 1, "silu", true, true, true, false, false, 12, 13, 0.002f, false, 1e-4f},
+    {"3x3 SiLU, small sums, f32 output", 6, 10, 3, 1, 2, 1, "silu", true, true, false, false, false, 9, 11, 0.03f, false, 1e-4f},
 };
 
 }  // namespace

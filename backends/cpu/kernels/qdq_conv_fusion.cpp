@@ -105,6 +105,7 @@ struct QConv {
   std::vector<float> ys_inv;      // 1 / ys (the SIMD epilogue multiplies by it)
   std::vector<std::vector<int32_t>> acc_init;  // per group (general path): -x_zero * sum(w row)
   bool quant_clamp = true;        // the output quantization may leave the s32 range (see quant_clamp_needed)
+  bool silu_in_range = false;     // every SiLU input provably within its exp clamp (conv_output_bound)
   // A residual Add after the activation (then the conv part writes f32 and res quantizes).
   bool residual = false;
   ResidualAdd res;
@@ -125,7 +126,7 @@ void finish_row(const QConv& q, int64_t oc, float* tmp, int64_t nc, std::byte* o
 // from 16-lane loads load(r, j, mask) of the scaled accumulators plus bias: the activation, then
 // stored as f32 or quantized (x / y_scale as x * (1 / y_scale), round half to even, saturate;
 // NaN -> 0). 64 positions of each row (4R vectors) at a time, their activations interleaved.
-template <Epilogue::Act Act, bool Clamp, int R, class Load>
+template <Epilogue::Act Act, bool Clamp, bool InRange, int R, class Load>
 void finish_rows_act(const QConv& q, int64_t oc0, int64_t nc, Load load, std::byte* out_base, int64_t off,
                      int64_t row_stride) {
   // Lanes of positions [j + 16t, j + 16t + 16) below nc: bits 16t.. of mask64(j).
@@ -145,7 +146,7 @@ void finish_rows_act(const QConv& q, int64_t oc0, int64_t nc, Load load, std::by
       __m512 v[4 * R];
       for (int r = 0; r < R; ++r)
         for (int t = 0; t < 4; ++t) v[4 * r + t] = load(r, j + 16 * t, mask(m, t));
-      avx512::qdq_act16_n<Act>(v, q.ep);
+      avx512::qdq_act16_n<Act, 4 * R, InRange>(v, q.ep);
       for (int r = 0; r < R; ++r) {
         const int64_t at = off + r * row_stride + j;
         if constexpr (Quant) {
@@ -166,8 +167,8 @@ void finish_rows_act(const QConv& q, int64_t oc0, int64_t nc, Load load, std::by
 template <int R, class Load>
 void finish_rows_simd(const QConv& q, int64_t oc0, int64_t nc, Load load, std::byte* out_base, int64_t off,
                       int64_t row_stride) {
-  avx512::with_qdq_epilogue(q.ep, q.quant_clamp, [&]<Epilogue::Act Act, bool Clamp>() {
-    finish_rows_act<Act, Clamp, R>(q, oc0, nc, load, out_base, off, row_stride);
+  avx512::with_qdq_epilogue(q.ep, q.quant_clamp, q.silu_in_range, [&]<Epilogue::Act Act, bool Clamp, bool InRange>() {
+    finish_rows_act<Act, Clamp, InRange, R>(q, oc0, nc, load, out_base, off, row_stride);
   });
 }
 #endif
@@ -448,21 +449,26 @@ void run_depthwise(KernelContext& ctx, const QConv& q, const ConvProblem& p, con
   });
 }
 
+// A bound on |conv output| (before the activation) of channel c: |sum(w * (x - x_zero))| <=
+// sum|w| * max(x_zero, 255 - x_zero), times |scale|, plus |bias|.
+double conv_output_bound(const QConv& q, const int8_t* w, int64_t c) {
+  const int64_t K = q.cg * q.kk;
+  const size_t i = static_cast<size_t>(c);
+  double abs_w = 0.0;
+  for (int64_t k = 0; k < K; ++k) abs_w += std::abs(static_cast<double>(w[c * K + k]));
+  const double xz = q.depthwise ? q.dw_xz[i] : q.xz[0];
+  const double scale = q.depthwise ? q.dw_scale[i] : q.sc[i];
+  return abs_w * std::max(xz, 255.0 - xz) * std::abs(scale) + (q.bias.empty() ? 0.0 : std::abs(q.bias[i]));
+}
+
 // Whether the output quantization needs the clamps that keep round(v / y_scale) inside the s32
-// range. Not when every finite value it can see is provably small: |sum(w * (x - x_zero))| <=
-// sum|w| * max(x_zero, 255 - x_zero), so |conv output| <= that * |scale| + |bias| per channel,
-// and the activation keeps (or shrinks) the bound. NaN needs no clamp (see qdq_round16).
+// range. Not when every finite value it can see is provably small: the conv output bound, which
+// the activation keeps (or shrinks). NaN needs no clamp (see qdq_round16).
 bool quant_clamp_needed(const QConv& q, const int8_t* w) {
   if (!q.quant_out) return false;
   using A = Epilogue::Act;
-  const int64_t K = q.cg * q.kk;
   for (int64_t c = 0; c < q.M; ++c) {
-    const size_t i = static_cast<size_t>(c);
-    double abs_w = 0.0;
-    for (int64_t k = 0; k < K; ++k) abs_w += std::abs(static_cast<double>(w[c * K + k]));
-    const double xz = q.depthwise ? q.dw_xz[i] : q.xz[0];
-    const double scale = q.depthwise ? q.dw_scale[i] : q.sc[i];
-    double v = abs_w * std::max(xz, 255.0 - xz) * std::abs(scale) + (q.bias.empty() ? 0.0 : std::abs(q.bias[i]));
+    double v = conv_output_bound(q, w, c);
     switch (q.ep.act) {
       case A::Sigmoid:
       case A::HardSigmoid: v = 1.0; break;  // within [0, 1] (or NaN)
@@ -474,9 +480,18 @@ bool quant_clamp_needed(const QConv& q, const int8_t* w) {
       default: break;  // None, Relu, SiLU, HardSwish: |act(v)| <= |v|
     }
     // 1% for the activations' approximations; NaN or infinite bounds keep the clamps.
-    if (!(v * 1.01 * std::abs(static_cast<double>(q.ys_inv[i])) < 1e8)) return true;
+    if (!(v * 1.01 * std::abs(static_cast<double>(q.ys_inv[static_cast<size_t>(c)])) < 1e8)) return true;
   }
   return false;
+}
+
+// Whether every SiLU input lies inside silu_ps_n's exp clamp [-87.3, 88.7], so the kernels may
+// leave the clamp out (1% for the f32 rounding of the scaled sums).
+bool silu_in_range(const QConv& q, const int8_t* w) {
+  if (q.ep.act != Epilogue::Act::SiLU) return false;
+  for (int64_t c = 0; c < q.M; ++c)
+    if (!(conv_output_bound(q, w, c) * 1.01 < 87.3)) return false;
+  return true;
 }
 
 // The conv and its activation (and output quantization unless there is a residual) into out.
@@ -496,6 +511,7 @@ void run_conv(KernelContext& ctx, const QConv& q, const ConvProblem& p, const ui
   d.y_scale = q.ys.data();
   d.y_zero = q.yz.data();
   d.quant_clamp = q.quant_clamp;
+  d.silu_in_range = q.silu_in_range;
   d.y_inv = q.ys_inv.data();
   if (!q.dw_taps.empty()) {
     d.taps = q.dw_taps.data();
@@ -739,6 +755,7 @@ std::optional<FusedKernel> fuse_qdq_conv(const ir::Node& n) {
     for (int64_t c = 0; c < M; ++c) q->sc[static_cast<size_t>(c)] = q->xs[0] * q->ws[static_cast<size_t>(c)];
   }
   q->quant_clamp = quant_clamp_needed(*q, wd);
+  q->silu_in_range = silu_in_range(*q, wd);
   fk.kernel = make_kernel(std::move(q));
   return fk;
 }

@@ -77,7 +77,7 @@ inline void block(const uint8_t* const (&rows)[K], const __m512i (&wq)[K][(K + 3
 // cnt (<= 16) positions of obuf, activated and quantized (or kept f32) in channel lanes, then
 // transposed into r: r[i] holds channel i's cnt positions. Eight positions at a time, their
 // activations interleaved (positions past cnt read as 0 and are never stored).
-template <Epilogue::Act Act, bool Clamp>
+template <Epilogue::Act Act, bool Clamp, bool InRange>
 void finish_chunk(const float* obuf, int64_t cnt, const QdqDepthwise& q, const Lanes& l,
                   __m512i (&r)[16]) {
   const bool u8 = q.out_u8;
@@ -88,7 +88,7 @@ void finish_chunk(const float* obuf, int64_t cnt, const QdqDepthwise& q, const L
     }
     __m512 v[8];
     for (int t = 0; t < 8; ++t) v[t] = t0 + t < cnt ? _mm512_load_ps(obuf + (t0 + t) * 16) : _mm512_setzero_ps();
-    avx512::qdq_act16_n<Act>(v, q.ep);
+    avx512::qdq_act16_n<Act, 8, InRange>(v, q.ep);
     for (int t = 0; t < 8; ++t)
       r[t0 + t] = q.quant_out ? avx512::qdq_quantize16<Clamp>(v[t], l.inv, l.yz, u8) : _mm512_castps_si512(v[t]);
   }
@@ -96,8 +96,8 @@ void finish_chunk(const float* obuf, int64_t cnt, const QdqDepthwise& q, const L
 }
 
 void finish(const float* obuf, int64_t cnt, const QdqDepthwise& q, const Lanes& l, __m512i (&r)[16]) {
-  avx512::with_qdq_epilogue(q.ep, q.quant_clamp, [&]<Epilogue::Act Act, bool Clamp>() {
-    finish_chunk<Act, Clamp>(obuf, cnt, q, l, r);
+  avx512::with_qdq_epilogue(q.ep, q.quant_clamp, q.silu_in_range, [&]<Epilogue::Act Act, bool Clamp, bool InRange>() {
+    finish_chunk<Act, Clamp, InRange>(obuf, cnt, q, l, r);
   });
 }
 

@@ -22,6 +22,7 @@ struct QdqDepthwise {
   const float* y_scale = nullptr;  // when quantized
   const float* y_zero = nullptr;
   bool quant_clamp = true;         // false: |activated value / y_scale| stays below 1e8
+  bool silu_in_range = false;      // SiLU inputs provably within its exp clamp (silu_ps_n)
   const float* y_inv = nullptr;    // 1 / y_scale, when quantized
   const int8_t* taps = nullptr;    // qdq_depthwise_c16_taps of w (null: the kernel does not run)
   int taps_k = 0;                  // the kernel size the taps were packed for

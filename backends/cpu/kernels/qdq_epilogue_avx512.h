@@ -41,11 +41,12 @@ inline __m512 qdq_act16(__m512 v, const Epilogue& e) {
 }
 
 /// qdq_act16 on each of N vectors; SiLU (the costly one) steps through the N vectors together
-/// (silu_ps_n), which gives each vector the bits qdq_act16 gives it.
-template <Epilogue::Act Act, int N>
+/// (silu_ps_n), which gives each vector the bits qdq_act16 gives it. InRange: the SiLU inputs
+/// are known to lie within its exp clamp (silu_ps_n's InRange).
+template <Epilogue::Act Act, int N, bool InRange = false>
 inline void qdq_act16_n(__m512 (&v)[N], const Epilogue& e) {
   if constexpr (Act == Epilogue::Act::SiLU) {
-    silu_ps_n(v);
+    silu_ps_n<N, InRange>(v);
   } else {
 #pragma GCC unroll 16
     for (int i = 0; i < N; ++i) v[i] = qdq_act16<Act>(v[i], e);
@@ -88,21 +89,25 @@ inline void qdq_store64(void* dst, const __m512i (&q)[4], bool u8, int64_t n) {
   else _mm512_mask_storeu_epi8(dst, (__mmask64{1} << n) - 1, p);
 }
 
-/// Calls f.template operator()<Act, Clamp>() with the epilogue's activation and the clamp flag
-/// as template arguments (one instantiation of the caller's loop per pair).
+/// Calls f.template operator()<Act, Clamp, InRange>() with the epilogue's activation, the clamp
+/// flag and, for SiLU, whether its inputs are known to lie within its exp clamp (silu_in_range;
+/// false for the other activations) as template arguments: one instantiation of the caller's
+/// loop per combination.
 template <class F>
-inline void with_qdq_epilogue(const Epilogue& e, bool clamp, F&& f) {
+inline void with_qdq_epilogue(const Epilogue& e, bool clamp, bool silu_in_range, F&& f) {
   using A = Epilogue::Act;
-  auto go = [&]<A Act>() {
-    if (clamp) f.template operator()<Act, true>();
-    else f.template operator()<Act, false>();
+  auto go = [&]<A Act, bool InRange = false>() {
+    if (clamp) f.template operator()<Act, true, InRange>();
+    else f.template operator()<Act, false, InRange>();
   };
   switch (e.act) {
     case A::None: return go.template operator()<A::None>();
     case A::Relu: return go.template operator()<A::Relu>();
     case A::Clip: return go.template operator()<A::Clip>();
     case A::Sigmoid: return go.template operator()<A::Sigmoid>();
-    case A::SiLU: return go.template operator()<A::SiLU>();
+    case A::SiLU:
+      if (silu_in_range) return go.template operator()<A::SiLU, true>();
+      return go.template operator()<A::SiLU>();
     case A::LeakyRelu: return go.template operator()<A::LeakyRelu>();
     case A::HardSigmoid: return go.template operator()<A::HardSigmoid>();
     case A::HardSwish: return go.template operator()<A::HardSwish>();
