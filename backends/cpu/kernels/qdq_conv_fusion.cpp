@@ -449,16 +449,18 @@ void run_depthwise(KernelContext& ctx, const QConv& q, const ConvProblem& p, con
   });
 }
 
-// A bound on |conv output| (before the activation) of channel c: |sum(w * (x - x_zero))| <=
-// sum|w| * max(x_zero, 255 - x_zero), times |scale|, plus |bias|.
+// A bound on |conv output| (before the activation) of channel c: sum(w * (x - x_zero)) lies in
+// [-(P * x_zero + N * (255 - x_zero)), P * (255 - x_zero) + N * x_zero] with P the sum of the
+// positive weights and N of the negative ones' magnitudes; times |scale|, plus |bias|.
 double conv_output_bound(const QConv& q, const int8_t* w, int64_t c) {
   const int64_t K = q.cg * q.kk;
   const size_t i = static_cast<size_t>(c);
-  double abs_w = 0.0;
-  for (int64_t k = 0; k < K; ++k) abs_w += std::abs(static_cast<double>(w[c * K + k]));
+  double pos = 0.0, neg = 0.0;
+  for (int64_t k = 0; k < K; ++k) (w[c * K + k] > 0 ? pos : neg) += std::abs(static_cast<double>(w[c * K + k]));
   const double xz = q.depthwise ? q.dw_xz[i] : q.xz[0];
   const double scale = q.depthwise ? q.dw_scale[i] : q.sc[i];
-  return abs_w * std::max(xz, 255.0 - xz) * std::abs(scale) + (q.bias.empty() ? 0.0 : std::abs(q.bias[i]));
+  const double sum = std::max(pos * (255.0 - xz) + neg * xz, pos * xz + neg * (255.0 - xz));
+  return sum * std::abs(scale) + (q.bias.empty() ? 0.0 : std::abs(q.bias[i]));
 }
 
 // Whether the output quantization needs the clamps that keep round(v / y_scale) inside the s32
