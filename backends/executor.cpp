@@ -103,19 +103,6 @@ const RValue* Scope::find(const ir::Value* v) const {
 
 // ---------------------------------------------------------------- Executor
 
-namespace {
-// Values of `outer` used anywhere inside g (recursively).
-void captured_values(const ir::Graph& g, const ir::Graph& outer, std::unordered_set<const ir::Value*>& out) {
-  for (const ir::Node* n : g.nodes()) {
-    for (const ir::Value* v : n->inputs)
-      if (v && v->owner == &outer) out.insert(v);
-    for (const ir::Graph* s : n->subgraphs()) captured_values(*s, outer, out);
-  }
-  for (const ir::Value* v : g.outputs)
-    if (v && v->owner == &outer) out.insert(v);
-}
-}  // namespace
-
 Executor::Executor(const ir::Model& model, ExecOptions opts)
     : model_(model), opts_(opts), backend_(opts.backend ? opts.backend : &cpu_backend()) {
   if (opts_.threads > 0) ThreadPool::configure(opts_.threads);
@@ -235,7 +222,7 @@ void Executor::prepare(const ir::Graph& g) {
     const std::vector<ir::Graph*> subs = n->subgraphs();
     std::unordered_set<const ir::Value*> caps;
     for (const ir::Graph* s : subs) {
-      captured_values(*s, g, caps);
+      ir::captured_values(*s, g, caps);
       prepare(*s);
     }
     std::vector<const ir::Value*> sorted_caps(caps.begin(), caps.end());

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ir/float16.h"
+#include "ir/op_facts.h"
 
 namespace mcc::backends {
 
@@ -37,19 +38,21 @@ const ir::Tensor* constant_of(const ir::Value* v, ir::DType dt) {
 
 bool known_f32(const ir::Value* v, int depth) {
   if (!v) return false;
-  if (v->has_type || v->initializer) return v->has_type ? v->dtype == ir::DType::F32 : v->initializer->dtype() == ir::DType::F32;
+  if (v->has_type) return v->dtype == ir::DType::F32;
+  if (v->initializer) return v->initializer->dtype() == ir::DType::F32;
   const ir::Node* p = v->producer;
   if (!p || !p->domain.empty() || p->owner != v->owner || depth <= 0 || p->inputs.empty()) return false;
   if (p->is("DequantizeLinear"))  // the output has the scale's type unless output_dtype says otherwise
     return p->attr_int("output_dtype", 0) == 0 && p->inputs.size() > 1 && constant_of(p->inputs[1], ir::DType::F32);
-  // Ops whose output 0 has the type of their input 0.
-  static const char* const kSameType[] = {"Add", "AveragePool", "Clip", "Concat", "Conv", "Flatten",
-                                          "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "MaxPool",
-                                          "Mul", "Relu", "Reshape", "Resize", "Sigmoid", "Slice", "Squeeze",
-                                          "Sub", "Transpose", "Unsqueeze"};
-  for (const char* op : kSameType)
-    if (p->is(op) && p->outputs[0] == v) return known_f32(p->inputs[0], depth - 1);
-  return false;
+  // Output 0 has input 0's element type: the op table's same-shape and broadcast ops, and these
+  // ops with shape rules of their own.
+  static const char* const kOwnSameType[] = {"AveragePool", "Concat",  "Conv",   "Flatten",   "MaxPool", "Reshape",
+                                             "Resize",      "Slice",   "Squeeze", "Transpose", "Unsqueeze"};
+  if (p->outputs[0] != v) return false;
+  const ir::ShapeKind k = ir::shape_kind(p->op_type);
+  bool same = k == ir::ShapeKind::Same || k == ir::ShapeKind::Broadcast;
+  for (const char* op : kOwnSameType) same = same || p->is(op);
+  return same && known_f32(p->inputs[0], depth - 1);
 }
 
 std::optional<float> scalar_f32_constant(const ir::Value* v) {

@@ -30,8 +30,9 @@ bool one_output(const ir::Node& n);
 /// graph, when its dtype is dt; else null.
 const ir::Tensor* constant_of(const ir::Value* v, ir::DType dt);
 /// True when v is f32: declared so, an f32 initializer, or the output of a DequantizeLinear with an
-/// f32 constant scale or of an op whose output has its input 0's type (Mul, Resize, MaxPool,
-/// Concat ...) whose input is known f32, looking at most `depth` producers up.
+/// f32 constant scale or of an op whose output has its input 0's type (the op table's Same and
+/// Broadcast ops; Conv, Resize, MaxPool, Concat and the reshaping ops) whose input is known f32,
+/// looking at most `depth` producers up.
 bool known_f32(const ir::Value* v, int depth = 8);
 /// The f32 value of a constant of one element and rank 0 or 1 (so it never changes a broadcast
 /// shape), or nullopt.

@@ -3,25 +3,11 @@
 #include "backends/fusion_orphans.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/op_facts.h"
 
 namespace mcc::backends {
-namespace {
-
-// Calls f(v) for every value of `outer` read inside g (recursively).
-template <class F>
-void for_each_capture(const ir::Graph& g, const ir::Graph& outer, F&& f) {
-  for (const ir::Node* n : g.nodes()) {
-    for (const ir::Value* v : n->inputs)
-      if (v && v->owner == &outer) f(v);
-    for (const ir::Graph* s : n->subgraphs()) for_each_capture(*s, outer, f);
-  }
-  for (const ir::Value* v : g.outputs)
-    if (v && v->owner == &outer) f(v);
-}
-
-}  // namespace
 
 void skip_fusion_orphans(const ir::Graph& g, const std::vector<char>& fused,
                          const std::vector<std::vector<const ir::Value*>>& fused_in,
@@ -36,8 +22,9 @@ void skip_fusion_orphans(const ir::Graph& g, const std::vector<char>& fused,
     }
     for (const ir::Value* v : nodes[i]->inputs)
       if (v) readers[v] += delta;
-    for (const ir::Graph* s : nodes[i]->subgraphs())
-      for_each_capture(*s, g, [&](const ir::Value* v) { readers[v] += delta; });
+    std::unordered_set<const ir::Value*> caps;  // each captured value counts once per node
+    for (const ir::Graph* s : nodes[i]->subgraphs()) ir::captured_values(*s, g, caps);
+    for (const ir::Value* v : caps) readers[v] += delta;
   };
   for (size_t i = 0; i < nodes.size(); ++i)
     if (!skip[i] && !constant[i]) reads(i, 1);

@@ -357,4 +357,14 @@ int64_t Model::opset(std::string_view d) const {
   return 0;
 }
 
+void captured_values(const Graph& g, const Graph& outer, std::unordered_set<const Value*>& out) {
+  for (const Node* n : g.nodes()) {
+    for (const Value* v : n->inputs)
+      if (v && v->owner == &outer) out.insert(v);
+    for (const Graph* s : n->subgraphs()) captured_values(*s, outer, out);
+  }
+  for (const Value* v : g.outputs)
+    if (v && v->owner == &outer) out.insert(v);
+}
+
 }  // namespace mcc::ir

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -209,5 +210,8 @@ void for_each_graph(Graph& g, F&& f) {
 int64_t count_nodes(const Graph& g);
 /// Bytes of the initializer tensors of g and of every nested subgraph.
 int64_t count_initializer_bytes(const Graph& g);
+/// Adds to `out` the values of `outer` that the subgraph g (or a graph nested in it) reads or
+/// returns: what a node holding g captures from its own graph.
+void captured_values(const Graph& g, const Graph& outer, std::unordered_set<const Value*>& out);
 
 }  // namespace mcc::ir

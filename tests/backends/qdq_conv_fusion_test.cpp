@@ -148,30 +148,14 @@ Tensor run(const ir::Model& m, const Tensor& x, bool fuse) {
 std::pair<double, int64_t> compare(const Tensor& a, const Tensor& b) {
   REQUIRE(a.dims() == b.dims());
   REQUIRE(a.dtype() == b.dtype());
-  double m = 0;
-  int64_t n = 0;
-  auto ints = [&](auto da, auto db) {
-    for (size_t i = 0; i < da.size(); ++i) {
-      const double d = std::abs(static_cast<double>(da[i]) - db[i]);
-      m = std::max(m, d);
-      n += d > 0;
-    }
-  };
-  if (a.dtype() == DType::U8) {
-    ints(a.data<uint8_t>(), b.data<uint8_t>());
-  } else if (a.dtype() == DType::I8) {
-    ints(a.data<int8_t>(), b.data<int8_t>());
-  } else {
-    auto da = a.data<float>(), db = b.data<float>();
-    double range = 0;
-    for (float v : db) range = std::max(range, static_cast<double>(std::abs(v)));
-    for (size_t i = 0; i < da.size(); ++i) {
-      const double d = std::abs(static_cast<double>(da[i]) - db[i]) / (1.0 + range);
-      m = std::max(m, d);
-      n += d > 1e-5;
-    }
+  if (a.dtype() != DType::F32) {
+    const test::ElementDiff e = test::element_diff(a, b);
+    return {e.max, e.count};
   }
-  return {m, n};
+  double range = 0;
+  for (float v : b.data<float>()) range = std::max(range, static_cast<double>(std::abs(v)));
+  const test::ElementDiff e = test::element_diff(a, b, 1e-5 * (1.0 + range));
+  return {e.max / (1.0 + range), e.count};
 }
 
 const QCase kCases[] = {

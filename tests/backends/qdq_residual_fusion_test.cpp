@@ -93,25 +93,6 @@ Run run(const Built& b, bool fuse) {
   return r;
 }
 
-// Largest difference (output units for u8/s8, absolute for f32) and how many elements differ.
-std::pair<double, int64_t> compare(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.dims() == b.dims());
-  REQUIRE(a.dtype() == b.dtype());
-  double m = 0;
-  int64_t n = 0;
-  auto all = [&](auto da, auto db) {
-    for (size_t i = 0; i < da.size(); ++i) {
-      const double d = std::abs(static_cast<double>(da[i]) - static_cast<double>(db[i]));
-      m = std::max(m, d);
-      n += d > 0;
-    }
-  };
-  if (a.dtype() == DType::U8) all(a.data<uint8_t>(), b.data<uint8_t>());
-  else if (a.dtype() == DType::I8) all(a.data<int8_t>(), b.data<int8_t>());
-  else all(a.data<float>(), b.data<float>());
-  return {m, n};
-}
-
 const RCase kCases[] = {
     {"1x1, u8 output", 16, 24, 1, 1, 9, 13},
     {"1x1, 52x50 map in column chunks, u8 output", 8, 12, 1, 1, 52, 50},
@@ -135,7 +116,9 @@ TEST_CASE("qdq residual fusion: conv + SiLU + Add(DequantizeLinear(r)) [+ Q] as 
     REQUIRE(fk->inputs.size() == 2);
     CHECK(fk->inputs[1] == b.residual_dq->inputs[0]);
     const Run want = run(b, false), got = run(b, true);
-    const auto [diff, count] = compare(got.y, want.y);
+    REQUIRE(got.y.dims() == want.y.dims());
+    REQUIRE(got.y.dtype() == want.y.dtype());
+    const auto [diff, count] = test::element_diff(got.y, want.y);
     if (c.quant_out) {
       CHECK(diff <= 1.0);
       CHECK(count * 50 <= want.y.numel());  // off by one only near a rounding tie
@@ -154,6 +137,7 @@ TEST_CASE("qdq residual fusion: an r made after the group's first node leaves th
   REQUIRE(fk.has_value());  // the match alone would read r before it exists
   const Run want = run(b, false), got = run(b, true);
   REQUIRE(got.y.dims() == want.y.dims());
-  CHECK(compare(got.y, want.y).first <= 1.0);  // the f32 conv fusion may round its SiLU differently
+  REQUIRE(got.y.dtype() == want.y.dtype());
+  CHECK(test::element_diff(got.y, want.y).max <= 1.0);  // the f32 conv fusion may round its SiLU differently
   CHECK(got.residual_dq_ran);                   // the residual went through its own nodes
 }

@@ -138,6 +138,29 @@ inline double max_abs_diff(const std::vector<ir::Tensor>& a, const std::vector<i
   return worst;
 }
 
+/// Largest |a[i] - b[i]| of two u8, s8 or f32 tensors of one shape and dtype, and how many
+/// elements differ (by more than tol); {inf, -1} when their dims or dtypes differ.
+struct ElementDiff {
+  double max = 0;
+  int64_t count = 0;
+};
+inline ElementDiff element_diff(const ir::Tensor& a, const ir::Tensor& b, double tol = 0) {
+  if (a.dims() != b.dims() || a.dtype() != b.dtype()) return {INFINITY, -1};
+  ElementDiff r;
+  auto all = [&](auto da, auto db) {
+    for (size_t i = 0; i < da.size(); ++i) {
+      const double d = std::fabs(static_cast<double>(da[i]) - static_cast<double>(db[i]));
+      r.max = std::max(r.max, d);
+      r.count += d > tol;
+    }
+  };
+  if (a.dtype() == ir::DType::U8) all(a.data<uint8_t>(), b.data<uint8_t>());
+  else if (a.dtype() == ir::DType::I8) all(a.data<int8_t>(), b.data<int8_t>());
+  else if (a.dtype() == ir::DType::F32) all(a.data<float>(), b.data<float>());
+  else return {INFINITY, -1};
+  return r;
+}
+
 inline int64_t count_ops(const ir::Graph& g, const std::string& op) {
   int64_t n = 0;
   for (const ir::Node* node : g.nodes()) {
