@@ -50,6 +50,9 @@ struct StageFlag {
 };
 
 constexpr StageFlag kStageFlags[] = {
+    {.flag = "--target", .key = "target",
+     .help = "Runtime the model is laid out for: ort (ONNX Runtime: QDQ where its fusion runs int8 kernels), "
+             "openvino, or generic (QDQ on weighted ops' inputs, per-channel depthwise inputs)"},
     {.flag = "--mode", .key = "mode",
      .help = "static (calibrated QDQ), dynamic (MatMul/Gemm; activations quantized at run time, no --calib) or "
              "weight_only (MatMul weights in int4/int8 blocks, activations float; --calib only for --algorithm gptq)"},
@@ -61,7 +64,8 @@ constexpr StageFlag kStageFlags[] = {
     {.flag = "--weight-zero-point", .key = "weight_zero_point",
      .help = "--mode weight_only: asymmetric blocks with zero points (uint4/uint8)", .sets = "true"},
     {.flag = "--weight-format", .key = "weight_format",
-     .help = "--mode weight_only: qdq (DequantizeLinear block_size, opset 21) or matmul_nbits (com.microsoft.MatMulNBits)"},
+     .help = "--mode weight_only: qdq (DequantizeLinear block_size, opset 21), matmul_nbits (com.microsoft.MatMulNBits) "
+             "or target (matmul_nbits for --target ort, else qdq)"},
     {.flag = "--calib", .key = "calib", .help = "Calibration data folder (ONNX test-data or NumPy sample folders)"},
     {.flag = "--samples", .key = "samples", .help = "Use at most N calibration samples; 0: all"},
     {.flag = "--method", .key = "method",
@@ -80,7 +84,7 @@ constexpr StageFlag kStageFlags[] = {
      .help = "Activation type (uint8 asymmetric, int8 symmetric; 16-bit needs opset 21)"},
     {.flag = "--symmetric-activations", .key = "symmetric_activations", .help = "Symmetric ranges for unsigned activations too",
      .sets = "true"},
-    {.flag = "--op-types", .key = "op_types", .help = "Ops to quantize", .delimiter = ','},
+    {.flag = "--op-types", .key = "op_types", .help = "Ops to quantize (default: the target's list)", .delimiter = ','},
     {.flag = "--exclude", .key = "exclude", .help = "Keep nodes in float: name, output name, op type or regex (repeatable)"},
     {.flag = "--rule", .key = "rules", .help = nullptr},
     {.flag = "--no-bias", .key = "quantize_bias", .help = "Keep Conv/Gemm biases in float32", .sets = "false"},

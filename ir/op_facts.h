@@ -1,7 +1,8 @@
 // Facts about ai.onnx ops that several stages need, in one table (ir/op_facts.cpp, one line per
 // op): how an op's output shape follows from its inputs (for ir/shape_inference), whether it
 // passes channels through unchanged (for structured pruning), whether it usually carries learned
-// parameters (weights), and which schema changes keep its meaning when a model's opset is raised.
+// parameters (weights), which schema changes keep its meaning when a model's opset is raised, and
+// which meaning changes a raise rewrites (transforms/common/opset_upgrade.h writes them).
 // Which inputs are float data is not here: it comes from the ONNX schemas (ir/op_schema.h).
 //
 // Does not apply to other domains (ai.onnx.ml, com.microsoft, ...): the table is keyed by ai.onnx
@@ -60,11 +61,29 @@ bool passes_channels_through(std::string_view op);
 /// the Random* generators, Bernoulli, Multinomial, and Dropout (random in training mode).
 bool draws_random_values(std::string_view op);
 
-/// Highest schema version of `op` from which raising the model's opset up to 13 keeps its
-/// semantics; nullopt when unknown.
+/// A schema change that altered an op's meaning in a way a local rewrite of the node expresses:
+/// a node of schema version v, oldest <= v < at, keeps its meaning up to opset at - 1, and a raise
+/// across opset `at` gives it the form of schema `at` (of op `becomes` when set).
+struct RaiseRewrite {
+  std::string_view op;
+  int at = 0;
+  int oldest = 0;
+  std::string_view becomes;  // the op type after the rewrite; empty: unchanged
+  std::string_view what;     // the change, in words
+};
+
+/// Every rewritten meaning change, sorted by op, then `at`.
+std::span<const RaiseRewrite> all_raise_rewrites();
+/// The rewritten meaning changes of one op, oldest first (empty when none).
+std::span<const RaiseRewrite> raise_rewrites(std::string_view op);
+
+/// Lowest schema version of `op` from which raising the model's opset up to 13 keeps its
+/// semantics, the rewrites of raise_rewrites(op) (and of the op it becomes) included; nullopt
+/// when unknown. A rewrite may still refuse a particular node (transforms/common/opset_upgrade.h).
 std::optional<int> raise_compatible_from(std::string_view op);
 /// Opset (14..21) at which `op` changed meaning, for ops raise_compatible_from accepts up to 13;
-/// nullopt when its changes up to 21 all keep the meaning.
+/// nullopt when its changes up to 21 all keep the meaning. A change listed in raise_rewrites is
+/// still reported here (the Reduce ops' and Split's at 18).
 std::optional<int> changed_meaning_after_13(std::string_view op);
 
 }  // namespace mcc::ir

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what mcc needs on Debian 12 (apt packages; onnx, onnxruntime and numpy for Python), then
-# builds it. Idempotent and non-interactive: installs only what is missing; uses sudo only when not
-# root. MCC_SKIP_PIP=1 skips the Python packages (the C++ build and tests do not need them).
+# Installs what mcc needs on Debian 12 (apt packages; onnx, onnxruntime and numpy for Python, and
+# openvino when pip can install it), then builds it. Idempotent and non-interactive: installs only
+# what is missing; uses sudo only when not root. MCC_SKIP_PIP=1 skips the Python packages (the C++
+# build and tests do not need them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export DEBIAN_FRONTEND=noninteractive
@@ -36,6 +37,15 @@ if [ "${MCC_SKIP_PIP:-0}" != "1" ]; then
     python3 -m pip install -q --break-system-packages onnx onnxruntime numpy ||
       python3 -m pip install -q onnx onnxruntime numpy ||
       echo "setup: warning: pip install failed; only tools that script ONNX Runtime need it" >&2
+  fi
+  # OpenVINO: optional (the 'runtimes' test also runs every compressed model in it when present).
+  if python3 -c 'import openvino' 2>/dev/null; then
+    echo "setup: openvino already installed"
+  else
+    echo "setup: pip install openvino"
+    python3 -m pip install -q --break-system-packages openvino ||
+      python3 -m pip install -q openvino ||
+      echo "setup: ==== WARNING: pip install openvino failed: the 'runtimes' test will NOT check OpenVINO ====" >&2
   fi
 fi
 

@@ -68,7 +68,7 @@ TEST_CASE("quantize: depthwise inputs get per-channel scales; ONNX Runtime runs 
   mcc::test::CalibDir eval({1, 8, 12, 12}, 4, 5200);
 
   const std::string q = (tmp.path / "q.onnx").string();
-  const auto r = run_mcc({"quantize", model, "-o", q, "--calib", calib.path(), "--no-check", "--threads", "1"});
+  const auto r = run_mcc({"quantize", model, "-o", q, "--calib", calib.path(), "--target", "generic", "--no-check", "--threads", "1"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const json state = json::parse(mcc::test::slurp(tmp.path / "q.mcc.json"));
@@ -86,7 +86,7 @@ TEST_CASE("quantize: depthwise inputs get per-channel scales; ONNX Runtime runs 
   // result is closer to fp32. (On other random inputs a channel can exceed its calibrated range and
   // clip where one wide range would not: per-channel ranges want representative calibration data.)
   const std::string t = (tmp.path / "t.onnx").string();
-  const auto c = run_mcc({"convert", model, "-o", t, "-p", "fold,quantize{calib=" + calib.path() + " depthwise_per_channel=false}"});
+  const auto c = run_mcc({"convert", model, "-o", t, "-p", "fold,quantize{calib=" + calib.path() + " target=generic depthwise_per_channel=false}"});
   REQUIRE(c.code == 0);
   const double snr_channel = min_snr(q, model, calib.path()), snr_tensor = min_snr(t, model, calib.path());
   MESSAGE("output SNR vs fp32: per-channel depthwise input " << snr_channel << " dB, per-tensor " << snr_tensor << " dB");

@@ -50,6 +50,7 @@ constexpr AddedOption kAddedOptions[] = {{"quantize", "holdout", "0"},
                                          {"quantize", "gptq_act_order", "false"},
                                          {"quantize", "gptq_block", "128"},
                                          {"quantize", "weight_format", "qdq"},
+                                         {"quantize", "target", "generic"},
                                          {"fp16", "convert_embeddings", "false"}};
 
 /// Stats and record entries added after the fixtures were written, with the value they hold when
@@ -61,7 +62,8 @@ struct AddedField {
   const char* empty_value;  // JSON text
 };
 constexpr AddedField kAddedFields[] = {{"fp16", "stats", "constants_clamped", "0"},
-                                       {"fp16", "record", "clamped", "[]"}};
+                                       {"fp16", "record", "clamped", "[]"},
+                                       {"quantize", "record", "target", "\"generic\""}};
 
 /// The canonical pipeline text without the added options at their old values.
 std::string comparable_pipeline(std::string p) {

@@ -16,6 +16,7 @@
 #include "ir/op_facts.h"
 #include "ir/op_schema.h"
 #include "ir/shape_inference/shape_inference.h"
+#include "transforms/common/opset_rewrites.h"
 #include "transforms/fp16/op_policy.h"
 #include "transforms/quantize/policy.h"
 
@@ -160,10 +161,52 @@ TEST_CASE("op_facts: the facts the stages used to keep in private lists") {
   CHECK(ir::passes_channels_through("Relu"));
   CHECK(ir::passes_channels_through("Swish"));
   CHECK_FALSE(ir::passes_channels_through("Softmax"));
-  CHECK(ir::raise_compatible_from("Clip") == 11);
+  CHECK(ir::raise_compatible_from("Clip") == 1);      // Clip-6's bounds become inputs at 11
+  CHECK(ir::raise_compatible_from("Upsample") == 7);  // through Upsample-9 and Resize-10
   CHECK(ir::raise_compatible_from("Conv") == 1);
-  CHECK_FALSE(ir::raise_compatible_from("Softmax"));
+  CHECK(ir::raise_compatible_from("Softmax") == 1);   // node by node: refused where the axis is not single
+  CHECK_FALSE(ir::raise_compatible_from("Attention"));
   CHECK(ir::changed_meaning_after_13("ReduceMean") == 18);
   CHECK_FALSE(ir::changed_meaning_after_13("ReduceSum"));
   CHECK(ir::op_facts("FrobnicateV2") == nullptr);
+}
+
+TEST_CASE("op_facts: every rewritten meaning change is a schema change of the ONNX registry") {
+  // The registry (libonnx) knows ai.onnx up to max_known_opset; a change past it is checked
+  // against the after13 column instead.
+  const int64_t known = ir::max_known_opset("");
+  for (const ir::RaiseRewrite& r : ir::all_raise_rewrites()) {
+    INFO(std::string(r.op) << " at " << r.at << " from " << r.oldest);
+    CHECK(r.oldest < r.at);
+    CHECK(transforms::raise_step(r.op, r.at) != nullptr);  // written by common/opset_rewrites
+    if (r.at <= known) {
+      const ir::OpTypeInfo* at = ir::op_type_info(r.op, "", r.at);
+      const ir::OpTypeInfo* before = ir::op_type_info(r.op, "", r.at - 1);
+      REQUIRE(at != nullptr);
+      REQUIRE(before != nullptr);
+      CHECK(at->since_version == r.at);  // a new schema at `at`
+      CHECK(before->since_version >= r.oldest);  // the versions the rewrite takes end just before it
+      const ir::OpTypeInfo* oldest = ir::op_type_info(r.op, "", r.oldest);
+      REQUIRE(oldest != nullptr);
+      CHECK(oldest->since_version == r.oldest);
+    } else {
+      CHECK(ir::changed_meaning_after_13(r.op) == r.at);
+    }
+    if (!r.becomes.empty()) {
+      const ir::OpTypeInfo* next = ir::op_type_info(r.becomes, "", r.at);
+      REQUIRE(next != nullptr);
+      CHECK(next->since_version == r.at);  // the new op has a schema of its own at `at`
+    }
+    // The op's rewrites chain down to its raise fact: raise_compatible_from counts this row.
+    const auto from = ir::raise_compatible_from(r.op);
+    REQUIRE(from.has_value());
+    CHECK(*from <= r.oldest);
+  }
+  // Each step has its row.
+  for (const auto steps : {transforms::input_rewrite_steps(), transforms::op_rewrite_steps()})
+    for (const transforms::RaiseStep& s : steps) {
+      bool listed = false;
+      for (const ir::RaiseRewrite& r : ir::raise_rewrites(s.op)) listed = listed || r.at == s.at;
+      CHECK_MESSAGE(listed, std::string(s.op) << "-" << s.at << " has a rewrite step but no op-facts row");
+    }
 }

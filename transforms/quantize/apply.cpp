@@ -12,6 +12,7 @@
 // Every new name goes through Graph::unique_name (suffix _1, _2 on a clash).
 // Dynamic activations and the weights of the nodes that read them: quantize/apply_dynamic.h.
 // Block-wise weights (mode=weight_only): quantize/apply_blocked.h.
+// Embedding tables whose Gathers read the int8 codes (QPoint::gathered): quantize/apply_gather.h.
 // Does not apply to point forms the plan can express but nothing writes (block-wise activations,
 // 4-bit without blocks): apply_plan refuses them with UnsupportedError before changing the model.
 #include <spdlog/spdlog.h>
@@ -28,6 +29,7 @@
 #include "transforms/quantize/apply_blocked.h"
 #include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/apply_dynamic.h"
+#include "transforms/quantize/apply_gather.h"
 #include "transforms/quantize/apply_util.h"
 #include "transforms/quantize/plan.h"
 
@@ -107,6 +109,13 @@ std::string unique_node_name(const ir::Graph& g, std::set<std::string>& taken, c
   for (int i = 1; taken.count(name); ++i) name = hint + "_" + std::to_string(i);
   taken.insert(name);
   return name;
+}
+
+ir::Node* find_consumer(const ir::Graph& g, const std::string& label) {
+  for (ir::Node* n : g.nodes())
+    if (n->name == label || (n->name.empty() && !n->outputs.empty() && n->outputs[0] && n->outputs[0]->name == label))
+      return n;
+  return nullptr;
 }
 
 const ir::Node* first_consumer(const ir::Graph& g, const ir::Value& v) {
@@ -259,15 +268,9 @@ void apply_plan(ir::Model& model, const Plan& plan) {
       throw UnsupportedError(std::string(role_name(p.role)) + " '" + p.tensor + "' is " + form +
                              ", which this mcc cannot write");
   ir::Graph& g = *model.graph;
-  if (plan.opset_to != plan.opset_from) {
-    upgrade_opset(g, plan.opset_from, plan.opset_to);  // Reduce axes attribute -> input across 18
-    for (auto& imp : model.opset_imports)
-      if (imp.domain.empty() || imp.domain == "ai.onnx") imp.version = plan.opset_to;
-    ir::for_each_graph(g, [&](ir::Graph& sg) {
-      for (ir::Node* n : sg.nodes())
-        if (n->domain.empty() || n->domain == "ai.onnx") n->since_version = static_cast<int>(plan.opset_to);
-    });
-  }
+  // The import, every node's since_version, and the nodes whose meaning changes on the way
+  // (Clip-6 bounds, Softmax axes, Reduce axes, ...; common/opset_upgrade.h).
+  if (plan.opset_to != plan.opset_from) upgrade_opset(model, plan.opset_from, plan.opset_to);
   if (plan.ir_to != plan.ir_from) {
     if (plan.ir_from < 4) {
       // IR < 4 lists every initializer as a graph input although it is a constant; from IR 4 on
@@ -283,8 +286,11 @@ void apply_plan(ir::Model& model, const Plan& plan) {
   std::set<std::string> nodes;
   const std::set<std::string> integer_weights = write_dynamic_points(g, plan, nodes);
   const std::set<std::string> blocked = write_blocked_points(model, plan, nodes);
+  const std::set<std::string> gathered = write_gathered_points(model, plan, nodes);
   for (const QPoint& p : plan.points) {
-    if (p.dynamic || (p.role == Role::Weight && (integer_weights.count(p.tensor) || blocked.count(p.tensor)))) continue;
+    if (p.dynamic || (p.role == Role::Weight && (integer_weights.count(p.tensor) || blocked.count(p.tensor) ||
+                                                 gathered.count(p.tensor))))
+      continue;
     ir::Value* v = g.find_value(p.tensor);
     if (!v) throw ModelError("no tensor '" + p.tensor + "' in the model's main graph");
     try {
@@ -311,6 +317,7 @@ nlohmann::ordered_json point_to_json(const QPoint& p) {
   j["tensor"] = p.tensor;
   j["role"] = role_name(p.role);
   if (p.dynamic) j["dynamic"] = true;
+  if (p.gathered) j["gathered"] = true;
   j["dtype"] = ir::dtype_name(p.dtype);
   if (p.dynamic) {
     j["axis"] = p.axis >= 0 ? nlohmann::ordered_json(p.axis) : nlohmann::ordered_json(nullptr);
@@ -363,6 +370,9 @@ QPoint point_from_json(const nlohmann::ordered_json& j) {
   p.dtype = ir::parse_dtype(j.at("dtype").get<std::string>());
   p.dynamic = j.value("dynamic", false);
   if (p.dynamic && p.role != Role::Activation) throw ModelError("only activations can be dynamic");
+  p.gathered = j.value("gathered", false);
+  if (p.gathered && (p.role != Role::Weight || p.dtype != ir::DType::I8))
+    throw ModelError("only int8 weights (embedding tables) can be gathered");
   const auto& ax = j.at("axis");
   p.axis = ax.is_null() ? -1 : ax.get<int>();
   if (j.contains("block_size")) {

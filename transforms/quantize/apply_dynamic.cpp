@@ -21,14 +21,6 @@ struct IntegerWeight {
   ir::Value* zero_point = nullptr;
 };
 
-/// The node a point's consumer label names: its name, or its first output's name when unnamed.
-ir::Node* find_consumer(const ir::Graph& g, const std::string& label) {
-  for (ir::Node* n : g.nodes())
-    if (n->name == label || (n->name.empty() && !n->outputs.empty() && n->outputs[0] && n->outputs[0]->name == label))
-      return n;
-  return nullptr;
-}
-
 /// The output-channel axis of the node's weight: 1 for MatMul's [K, N], 0 for Gemm's transB [N, K].
 int output_axis(const ir::Node& n) { return n.op_type == "Gemm" && ir::GemmAttrs(n).trans_b() ? 0 : 1; }
 

@@ -1,4 +1,5 @@
-// Building blocks of writing a quantize plan (quantize/apply.cpp, quantize/apply_dynamic.cpp):
+// Building blocks of writing a quantize plan (quantize/apply.cpp, quantize/apply_dynamic.cpp,
+// quantize/apply_gather.cpp):
 // scale and zero-point tensors of a point, a weight's quantized codes, node naming. Nothing here
 // changes a graph except through the names it reserves.
 #pragma once
@@ -16,6 +17,9 @@ ir::Tensor scale_tensor(const QPoint& p);
 ir::Tensor zero_point_tensor(const QPoint& p);
 /// A node name from `hint` unused in g and in `taken` (suffix _1, _2 on a clash); reserves it.
 std::string unique_node_name(const ir::Graph& g, std::set<std::string>& taken, const std::string& hint);
+/// The node a point's consumer label names: its name, or its first output's name when unnamed;
+/// nullptr when g has none.
+ir::Node* find_consumer(const ir::Graph& g, const std::string& label);
 /// First node of g (in order) that reads v directly.
 const ir::Node* first_consumer(const ir::Graph& g, const ir::Value& v);
 /// ModelError unless the point's scales fit tensor `t` (one per channel along its axis).

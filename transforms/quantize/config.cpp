@@ -30,13 +30,13 @@ void read_weight_only(const Options& o, Config& c) {
   w.damp = o.get_float("gptq_damp");
   w.act_order = o.get_bool("gptq_act_order");
   w.lazy_block = o.get_int("gptq_block");
-  const std::string& format = o.get_string("weight_format");
-  w.matmul_nbits = format == "matmul_nbits";
+  const std::string& written = o.get_string("weight_format");
+  const std::string& format = written == "target" ? c.target->weight_format : written;
   if (!c.weight_only) {
     const WeightOnlyConfig d;
     if (w.bits != d.bits || w.block_size != d.block_size || w.zero_point != d.zero_point || w.gptq ||
         w.scale_search != d.scale_search ||
-        w.damp != d.damp || w.act_order || w.lazy_block != d.lazy_block || w.matmul_nbits)
+        w.damp != d.damp || w.act_order || w.lazy_block != d.lazy_block || written == "matmul_nbits")
       throw UsageError("quantize: bits, block_size, weight_zero_point, scale_search, algorithm, gptq_* and weight_format "
                        "need mode=weight_only");
     return;
@@ -47,7 +47,8 @@ void read_weight_only(const Options& o, Config& c) {
   if (algorithm != "rtn" && algorithm != "gptq")
     throw UsageError("quantize: algorithm must be rtn or gptq, got '" + algorithm + "'");
   if (format != "qdq" && format != "matmul_nbits")
-    throw UsageError("quantize: weight_format must be qdq or matmul_nbits, got '" + format + "'");
+    throw UsageError("quantize: weight_format must be qdq, matmul_nbits or target, got '" + written + "'");
+  w.matmul_nbits = format == "matmul_nbits";
   if (!(w.damp > 0 && w.damp <= 1)) throw UsageError("quantize: gptq_damp must be in (0, 1]");
   if (w.lazy_block < 1) throw UsageError("quantize: gptq_block must be >= 1");
   if (!w.gptq && (w.damp != WeightOnlyConfig{}.damp || w.act_order || w.lazy_block != WeightOnlyConfig{}.lazy_block))
@@ -71,9 +72,18 @@ Config read_config(const Options& o) {
   c.holdout = o.get_int("holdout");
   if (c.holdout < 0) throw UsageError("quantize: holdout must be >= 0");
 
+  c.target = &find_target(o.get_string("target"));
   c.select.op_types = o.get_list("op_types");
+  if (c.select.op_types.empty()) c.select.op_types.assign(c.target->op_types.begin(), c.target->op_types.end());
+  c.select.need_quantized_output = c.target->need_quantized_output;
+  c.select.same_scale_output = c.target->same_scale_output;
   c.select.defaults.per_channel = o.get_bool("per_channel");
-  c.select.defaults.activation = parse_activation_type(o.get_string("activation_type"));
+  // activation_type=target: the target's type for static activations (the run-time quantized
+  // modes take uint8 and refuse anything else below).
+  const std::string& activation_type = o.get_string("activation_type");
+  c.select.defaults.activation = activation_type != "target"           ? parse_activation_type(activation_type)
+                                 : o.get_string("mode") == "static" ? c.target->activation
+                                                                     : ir::DType::U8;
   c.method = o.get_string("method");
   c.auto_method = c.method == "auto";
   c.select.defaults.method = c.auto_method ? CalibMethod::MinMax : parse_calib_method(c.method);
@@ -96,7 +106,8 @@ Config read_config(const Options& o) {
 
   c.calib = o.get_string("calib");
   c.quantize_bias = o.get_bool("quantize_bias");
-  c.depthwise_per_channel = o.get_bool("depthwise_per_channel");
+  // Per-channel activation scales only where the target's runtime takes them.
+  c.depthwise_per_channel = o.get_bool("depthwise_per_channel") && c.target->per_channel_activations;
   c.bias_correction = o.get_bool("bias_correction");
 
   const std::string& mode = o.get_string("mode");

@@ -9,6 +9,7 @@
 #include "transforms/pipeline/pass.h"
 #include "transforms/quantize/plan.h"
 #include "transforms/quantize/select.h"
+#include "transforms/quantize/target.h"
 
 namespace mcc::transforms::quantize {
 
@@ -26,7 +27,8 @@ struct WeightOnlyConfig {
 };
 
 struct Config {
-  SelectConfig select;            // op types and the per-node default settings
+  const Target* target = nullptr; // target=: the layout the runtime fuses (quantize/target.h)
+  SelectConfig select;            // op types (the target's when op_types is empty) and per-node defaults
   std::string method;             // as written (minmax, percentile, entropy, mse, auto)
   bool auto_method = false;       // method=auto: per activation, the measured best range method
   double percentile = 99.99;      // for method=percentile, in (50, 100]

@@ -6,6 +6,7 @@
 
 #include "ir/errors.h"
 #include "ir/op_attrs.h"
+#include "transforms/quantize/opset.h"
 #include "transforms/quantize/policy.h"
 
 namespace mcc::transforms::quantize {
@@ -70,6 +71,7 @@ void add_embedding_points(const ir::Model& model, const Config& cfg, Points& pts
         readers.push_back(node_label(*u.user));
     if (readers.size() != t->uses.size()) continue;  // read by something else: stays float
     QPoint p = weight_point(*t, cfg.select.defaults.per_channel ? 1 : -1);
+    p.gathered = true;  // the Gathers read the int8 codes (quantize/apply_gather.h)
     p.consumers = readers;
     pts.weight[t->name] = pts.points.size();
     pts.points.push_back(std::move(p));
@@ -151,7 +153,7 @@ void require_dynamic_opset(const ir::Model& model, const Selection& sel, const P
   // DynamicQuantizeLinear: 11; DequantizeLinear with an axis: 13.
   const int64_t need = per_row ? 13 : sel.nodes.empty() ? (pts.embeddings ? 10 : 0) : 11;
   if (plan.opset_from >= need) return;
-  if (const std::string why = opset_raise_blocker(*model.graph, plan.opset_from, need); !why.empty())
+  if (const std::string why = raise_blocker(model, plan.opset_from, need); !why.empty())
     throw UnsupportedError("quantize: mode=dynamic needs ai.onnx opset >= " + std::to_string(need) +
                            (per_row ? " (per-row or per-channel DequantizeLinear)" : " (DynamicQuantizeLinear)") +
                            " and the model imports opset " + std::to_string(plan.opset_from) +

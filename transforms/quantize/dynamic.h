@@ -12,12 +12,15 @@
 // channels costs a transformer most of its accuracy (MiniLM: README, Benchmarks).
 // smooth_quant=ALPHA with calib=DIR (quantize/smooth.h): LayerNormalization outputs are smoothed
 // before the weights are quantized (folding only, no inserted Muls); recorded, replayed without data.
-// embeddings=true: a Gather table (input 0 a float32 constant [rows, width] that only Gathers
+// embeddings=true (the default in mode=dynamic and weight_only; states recorded before it was
+// replay with false): a Gather table (input 0 a float32 constant [rows, width] that only Gathers
 // read along axis 0) becomes int8 with one scale per column, i.e. per embedding dimension (per
 // tensor with per_channel=false; per column, not per row: a few dimensions of a trained table run
-// far larger than the rest in every row, MiniLM held-out min cosine 0.9848 per column, 0.9804 per row),
-// written as a static weight point: table_quantized -> DequantizeLinear(axis 0) -> table, so the
-// Gather is unchanged (the whole table is dequantized at run time; opset >= 13 per column).
+// far larger than the rest in every row; MiniLM figures in README.md, Benchmarks), written as a
+// gathered weight point: each Gather reads the int8 codes and a DequantizeLinear along the last
+// axis follows it (quantize/apply_gather.h), so a run dequantizes only the rows it reads (opset
+// >= 13 per column). Points recorded before `gathered` existed keep their form on replay:
+// table_quantized -> DequantizeLinear -> table -> Gather.
 // Does not apply to: MatMul/Gemm whose weight is not a float32 constant matrix, whose input is not
 // float32, whose weight is shared with a node left float or quantized differently, or is a graph
 // input or output; Gemm with other attributes. Each is listed in the record with its reason.
@@ -36,9 +39,9 @@ namespace mcc::transforms::quantize {
 Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg);
 
 /// The Gather tables of the main graph (float32 constants [rows, width] that only axis-0 Gathers
-/// read) as int8 weight points with one scale per column (per tensor with per_channel=false),
-/// their consumers the Gathers; counted in pts.embeddings. Used by embeddings=true in the dynamic
-/// and weight_only modes.
+/// read) as gathered int8 weight points with one scale per column (per tensor with
+/// per_channel=false), their consumers the Gathers; counted in pts.embeddings. Used by
+/// embeddings=true in the dynamic and weight_only modes.
 void add_embedding_points(const ir::Model& model, const Config& cfg, Points& pts);
 
 /// DynamicQuantizeLinear needs ai.onnx opset >= 11: raises plan's opset (and the IR version to

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ir/errors.h"
+#include "transforms/common/opset_upgrade.h"
 #include "transforms/quantize/policy.h"
 
 namespace mcc::transforms::quantize {
@@ -21,12 +22,18 @@ bool any_16bit(const Selection& sel) {
   return wide_any;
 }
 
+std::string raise_blocker(const ir::Model& model, int64_t from, int64_t to) {
+  if (std::string why = opset_raise_blocker(*model.graph, from, to); !why.empty()) return why;
+  return raise_refusal(model, from, to);
+}
+
 void require_opset(const ir::Model& model, const Selection& sel, bool wide, Plan& plan) {
   bool per_channel_any = false;
   for (const auto& c : sel.nodes) per_channel_any = per_channel_any || (c.slots.weight >= 0 && c.settings.per_channel);
+  for (const auto& a : sel.activations) per_channel_any = per_channel_any || a.per_channel;  // axis= needs 13 too
   const int64_t need = wide ? 21 : per_channel_any ? 13 : 10;
   if (sel.nodes.empty() || plan.opset_from >= need) return;
-  const std::string why = opset_raise_blocker(*model.graph, plan.opset_from, need);
+  const std::string why = raise_blocker(model, plan.opset_from, need);
   if (!why.empty()) {
     if (wide)
       throw UnsupportedError("quantize: 16-bit activations need ai.onnx opset >= 21 (QuantizeLinear to uint16/int16) "

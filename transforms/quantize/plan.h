@@ -19,15 +19,20 @@ const char* role_name(Role r);
 /// One quantization point. Forms apply_plan writes: static activations (u8/i8/u16/i16, one
 /// scale), weights (i8, per tensor or per channel along `axis`), biases (i32), and dynamic u8
 /// activations with the int8 weights of the MatMul/Gemm `consumers` that read them
-/// (quantize/apply_dynamic.h), and block-wise int4/uint4/int8/uint8 MatMul weights of
+/// (quantize/apply_dynamic.h), block-wise int4/uint4/int8/uint8 MatMul weights of
 /// mode=weight_only (quantize/weight_only.h; DequantizeLinear with block_size, or
-/// com.microsoft.MatMulNBits with Plan::matmul_nbits). A block-wise or 4-bit form on anything but
+/// com.microsoft.MatMulNBits with Plan::matmul_nbits), and int8 embedding tables gathered as
+/// codes (`gathered`). A block-wise or 4-bit form on anything but
 /// a weight is refused (UnsupportedError).
 struct QPoint {
   std::string tensor;              // original value name (kept by the dequantized value)
   Role role = Role::Activation;
   bool dynamic = false;            // activation quantized at run time from its own range: no
                                    // calibrated scale, zero point or range are recorded
+  bool gathered = false;           // embedding table (int8 weight, axis 1 or per tensor) whose
+                                   // consumers, axis-0 Gathers, read the codes and are each
+                                   // followed by a DequantizeLinear (quantize/apply_gather.h);
+                                   // unset: the table is dequantized before the Gathers
   ir::DType dtype = ir::DType::U8; // u8/i8/u16/i16 activations, i8/i4/u4 weights, i32 biases
   int axis = -1;                   // -1: one scale for the tensor
   int64_t block_size = 0;          // > 0: block-wise along `axis`, one scale per block_size
@@ -55,15 +60,16 @@ struct Plan {
 };
 
 /// Applies the plan: raises the opset/IR version, writes dynamic points first
-/// (DynamicQuantizeLinear → MatMulInteger → Cast → Mul), inserts QuantizeLinear→DequantizeLinear
+/// (DynamicQuantizeLinear → MatMulInteger → Cast → Mul), then block-wise weights and gathered
+/// embedding tables (Gather → DequantizeLinear), inserts QuantizeLinear→DequantizeLinear
 /// on static activations and replaces other weights and biases by quantized initializers +
 /// DequantizeLinear.
 /// Throws ModelError when a point names a tensor the model lacks or that does not fit, and
 /// UnsupportedError, before changing the model, for a point form it cannot write yet (see QPoint).
 void apply_plan(ir::Model& model, const Plan& plan);
 
-/// The point's record entry. Keys of the newer forms ("dynamic", "block_size") are written only
-/// when set, so records of 8/16-bit static points keep their bytes.
+/// The point's record entry. Keys of the newer forms ("dynamic", "gathered", "block_size") are
+/// written only when set, so records of 8/16-bit static points keep their bytes.
 nlohmann::ordered_json point_to_json(const QPoint& p);
 /// Inverse of point_to_json; ModelError for an entry that is not a valid point.
 QPoint point_from_json(const nlohmann::ordered_json& j);

@@ -16,9 +16,10 @@ const OpSet& default_ops() {
 }
 
 const OpSet& supported_ops() {
-  static const OpSet s{"Add", "AveragePool", "Concat", "Conv", "ConvTranspose", "Flatten", "Gemm",
-                       "GlobalAveragePool", "MatMul", "MaxPool", "Mul", "Reshape", "Resize",
-                       "Sub", "Transpose"};
+  static const OpSet s{"Add",        "AveragePool", "Concat",   "Conv",    "ConvTranspose", "Flatten",
+                       "Gemm",       "GlobalAveragePool", "HardSigmoid", "HardSwish", "LeakyRelu", "MatMul",
+                       "MaxPool",    "Mul",         "Reshape",  "Resize",  "Sigmoid",       "Squeeze",
+                       "Sub",        "Transpose",   "Unsqueeze"};
   return s;
 }
 

@@ -207,6 +207,11 @@ class QuantizePass : public Pass {
         "or dynamic (mode=dynamic: MatMul/Gemm int8 weights, activations quantized at run time)",
         {
             {"calib", OptionType::String, "", "Calibration data folder (relative to the pipeline file's folder, or the cwd)", {}},
+            {"target", OptionType::String, "ort",
+             "Runtime the model is laid out for (quantize/target.h): ort (ONNX Runtime's QDQ fusion: QDQ around "
+             "every op it runs in int8, one scale per activation), openvino (QDQ on the inputs of weighted ops, Add, "
+             "Concat and pooling, one scale per activation) or generic (QDQ on weighted ops' inputs, per-channel "
+             "depthwise inputs: mcc's most accurate layout)", {"ort", "openvino", "generic"}, "generic"},
             {"samples", OptionType::Int, "0", "Use at most this many calibration samples (0: all)", {}},
             {"holdout", OptionType::Int, "0",
              "Keep the folder's last K samples out of calibration (a check stage with the same holdout judges on them)", {}},
@@ -216,12 +221,15 @@ class QuantizePass : public Pass {
             {"percentile", OptionType::Float, "99.99", "Percentile kept by method=percentile, in (50, 100]", {}},
             {"per_channel", OptionType::Bool, "true", "One weight scale per output channel (else one per tensor)", {}},
             {"depthwise_per_channel", OptionType::Bool, "true",
-             "One activation scale per channel on inputs read only by depthwise convolutions", {}, "false"},
-            {"activation_type", OptionType::String, "uint8", "Activation type (uint8 asymmetric, int8 symmetric; 16-bit needs opset 21)",
-             {"uint8", "int8", "uint16", "int16"}},
+             "One activation scale per channel on inputs read only by depthwise convolutions (target=generic only: "
+             "the other targets' runtimes take one scale per activation)", {}, "false"},
+            {"activation_type", OptionType::String, "target",
+             "Activation type (uint8 asymmetric, int8 symmetric; 16-bit needs opset 21; target: int8 for "
+             "target=openvino, else uint8)", {"uint8", "int8", "uint16", "int16", "target"}, "uint8"},
             {"weight_type", OptionType::String, "int8", "Weight type (symmetric)", {"int8"}},
             {"symmetric_activations", OptionType::Bool, "false", "Symmetric ranges for unsigned activations too", {}},
-            {"op_types", OptionType::StringList, "Conv,ConvTranspose,Gemm,MatMul", "Ops to quantize", {}},
+            {"op_types", OptionType::StringList, "", "Ops to quantize (empty: the target's list)", {},
+             "Conv,ConvTranspose,Gemm,MatMul"},
             {"exclude", OptionType::StringList, "", "Nodes kept in float: names, output names, op types or regexes", {}},
             {"rules", OptionType::StringList, "",
              "Ordered per-layer rules REGEX:action[+action], first match wins (skip, per_tensor, per_channel, "
@@ -278,9 +286,10 @@ class QuantizePass : public Pass {
             {"gptq_act_order", OptionType::Bool, "false",
              "algorithm=gptq: quantize rows in order of decreasing Hessian diagonal (block scales from the float weights)", {}},
             {"gptq_block", OptionType::Int, "128", "algorithm=gptq: rows per lazy batch update", {}},
-            {"weight_format", OptionType::String, "qdq",
-             "mode=weight_only: qdq (DequantizeLinear with block_size -> MatMul, opset 21) or matmul_nbits "
-             "(ONNX Runtime's com.microsoft.MatMulNBits)", {"qdq", "matmul_nbits"}},
+            {"weight_format", OptionType::String, "target",
+             "mode=weight_only: qdq (DequantizeLinear with block_size -> MatMul, opset 21), matmul_nbits "
+             "(ONNX Runtime's com.microsoft.MatMulNBits) or target (matmul_nbits for target=ort, else qdq)",
+             {"qdq", "matmul_nbits", "target"}, "qdq"},
         },
         {{"fp16", "calibration and QDQ scales need the float32 model; fp16 and quantize are alternatives"}}};
     return kInfo;
@@ -326,6 +335,7 @@ class QuantizePass : public Pass {
     add_smooth_stats(res.stats, smooth);
     res.record = stage_record({plan, calib.record, matched, sel, acts, points, bias, measured, res.stats});
     if (smooth.enabled) res.record["smooth_quant"] = smooth.record;
+    res.record["target"] = cfg.target->name;
     spdlog::info("quantize: {} nodes, {} activations, {} weights, {} biases, {} shared-scale groups", sel.nodes.size(),
                  points.activation.size(), points.weights, points.biases, plan.groups.size());
     return res;

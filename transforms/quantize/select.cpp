@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "ir/errors.h"
 #include "transforms/pipeline/pass_registry.h"
@@ -51,6 +52,32 @@ struct UnionFind {
     if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
   }
 };
+
+/// Drops, until none is left to drop, the candidates of `ops` none of whose outputs a remaining
+/// candidate reads as a quantized activation: their integer kernels need both sides quantized.
+void keep_ops_with_quantized_outputs(Selection& sel, const OpSet& ops) {
+  if (ops.empty()) return;
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    std::set<const ir::Value*> read;
+    for (const Candidate& c : sel.nodes)
+      for (int i : c.slots.activations) read.insert(c.node->input(static_cast<size_t>(i)));
+    std::vector<Candidate> kept;
+    for (Candidate& c : sel.nodes) {
+      bool output_read = false;
+      for (const ir::Value* o : c.node->outputs) output_read = output_read || read.count(o);
+      if (ops.count(c.node->op_type) && !output_read) {
+        dropped = true;
+        const std::string why = "its output is not quantized (the target runs it in int8 only with both sides quantized)";
+        sel.skipped.push_back({{"node", node_label(*c.node)}, {"op", c.node->op_type}, {"reason", why}});
+        spdlog::debug("quantize: node '{}' ({}) stays float: {}", node_label(*c.node), c.node->op_type, why);
+        continue;
+      }
+      kept.push_back(c);
+    }
+    sel.nodes = std::move(kept);
+  }
+}
 
 }  // namespace
 
@@ -144,6 +171,7 @@ Selection select(ir::Model& model, const SelectConfig& cfg, NodeFilter& excludes
     }
     sel.nodes.push_back(Candidate{n, *slots, s});
   }
+  keep_ops_with_quantized_outputs(sel, cfg.need_quantized_output);
   excludes.require_all_matched("node", all_names);
   rules.require_all_matched("quantized node", [&](const Rule& r) {
     for (ir::Node* n : g.nodes())
@@ -174,17 +202,22 @@ Selection select(ir::Model& model, const SelectConfig& cfg, NodeFilter& excludes
       a.settings.activation = widest(a.settings.activation, c.settings.activation);
     }
   }
-  // Shared-scale groups: the quantized inputs of ops that need equal scales.
+  // Shared-scale groups: the quantized inputs of ops that need equal scales, and with them the
+  // outputs of ops that take their input's scale (the target's same_scale_output).
   UnionFind uf;
   for (const Candidate& c : sel.nodes) {
-    if (!equal_scale_ops().count(c.node->op_type)) continue;
+    const bool equal_inputs = equal_scale_ops().count(c.node->op_type) > 0;
+    const ir::Value* out = c.node->outputs.empty() ? nullptr : c.node->outputs[0];
+    const bool same_output = cfg.same_scale_output.count(c.node->op_type) && out && index.count(out->name);
+    if (!equal_inputs && !same_output) continue;
     std::string first;
     for (int i : c.slots.activations) {
       const ir::Value* v = c.node->input(static_cast<size_t>(i));
       if (!v || !index.count(v->name)) continue;
       if (first.empty()) first = v->name, uf.find(first);
-      else uf.unite(first, v->name);
+      else if (equal_inputs) uf.unite(first, v->name);
     }
+    if (same_output && !first.empty()) uf.unite(first, out->name);
   }
   std::map<std::string, int> root_group;
   for (auto& a : sel.activations) {

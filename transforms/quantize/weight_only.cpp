@@ -12,6 +12,7 @@
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/dynamic.h"
 #include "transforms/quantize/gptq.h"
+#include "transforms/quantize/opset.h"
 #include "transforms/quantize/policy.h"
 
 
@@ -174,7 +175,7 @@ void require_weight_only_opset(const ir::Model& model, const Config& cfg, Plan& 
     if (need == 21) plan.ir_to = std::max<int64_t>(model.ir_version, 10);
     return;
   }
-  if (const std::string why = opset_raise_blocker(*model.graph, plan.opset_from, need); !why.empty())
+  if (const std::string why = raise_blocker(model, plan.opset_from, need); !why.empty())
     throw UnsupportedError("quantize: mode=weight_only writes DequantizeLinear with " +
                            std::string(need == 21 ? "block_size" : "an axis (embedding tables)") + ", which needs ai.onnx opset >= " +
                            std::to_string(need) + ", and the model imports opset " + std::to_string(plan.opset_from) +

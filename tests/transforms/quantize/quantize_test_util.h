@@ -27,9 +27,14 @@ struct CalibDir {
   std::string path() const { return dir.path.string(); }
 };
 
-/// Runs the quantize pass with `opts`, replaying `replay` when given.
+/// Runs the quantize pass with `opts`, replaying `replay` when given. Without a `target` option it
+/// runs target=generic, the layout these tests describe (tests/transforms/quantize/target_test.cpp
+/// covers the others).
 inline transforms::PassResult run_quantize(ir::Model& m, std::vector<std::pair<std::string, std::string>> opts,
                                            const nlohmann::ordered_json* replay = nullptr) {
+  bool has_target = false;
+  for (const auto& [key, value] : opts) has_target = has_target || key == "target";
+  if (!has_target) opts.emplace_back("target", "generic");
   auto pass = transforms::quantize::make_pass();
   transforms::Options o(pass->info(), std::move(opts));
   transforms::PassContext ctx{o, "quantize", replay, ".", 1, ""};

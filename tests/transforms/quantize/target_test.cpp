@@ -1,0 +1,191 @@
+// quantize targets (quantize/target.h): where each target puts QDQ (ort: around the ops its QDQ
+// fusion runs in int8, a chain that ends in float left float, MaxPool sharing its input's scale;
+// openvino: symmetric int8 inputs; generic: weighted ops' inputs only), one scale per activation
+// outside generic, the default, the record and exact replay.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+
+#include "ir/errors.h"
+#include "ir/npy.h"
+#include "transforms/quantize/quantize_test_util.h"
+
+using namespace mcc;
+using mcc::test::add_input;
+using mcc::test::add_node;
+using mcc::test::add_random_init;
+using mcc::test::attr_i;
+using mcc::test::attr_ints;
+using mcc::test::run_quantize;
+
+namespace {
+
+// X[1,4,8,8] -> conv1 -> c1 -> Sigmoid -> s1 -> Mul(c1, s1) -> m1 -> MaxPool -> p1 -> conv2 -> c2
+//   -> Sigmoid -> Y (graph output): SiLU, pooling, and a head that ends in float.
+ir::Model silu_net(int opset = 13) {
+  ir::Model m = test::empty_model(opset);
+  ir::Graph& g = *m.graph;
+  ir::Value& x = add_input(g, "X", {1, 4, 8, 8});
+  auto& c1 = add_node(g, "Conv", "conv1", {&x, &add_random_init(g, "W1", {8, 4, 3, 3}, 1), &add_random_init(g, "B1", {8}, 2)},
+                      {"c1"}, opset, {attr_ints("pads", {1, 1, 1, 1})});
+  auto& s1 = add_node(g, "Sigmoid", "sig1", {c1.outputs[0]}, {"s1"}, opset);
+  auto& m1 = add_node(g, "Mul", "mul1", {c1.outputs[0], s1.outputs[0]}, {"m1"}, opset);
+  auto& p1 = add_node(g, "MaxPool", "pool1", {m1.outputs[0]}, {"p1"}, opset,
+                      {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})});
+  auto& c2 = add_node(g, "Conv", "conv2", {p1.outputs[0], &add_random_init(g, "W2", {6, 8, 1, 1}, 3), &add_random_init(g, "B2", {6}, 4)},
+                      {"c2"}, opset);
+  auto& y = add_node(g, "Sigmoid", "sig2", {c2.outputs[0]}, {"Y"}, opset);
+  test::mark_output(g, *y.outputs[0]);
+  return m;
+}
+
+const std::vector<int64_t> kDims = {1, 4, 8, 8};
+
+std::string producer_op(const ir::Model& m, const std::string& value) {
+  const ir::Value* v = m.graph->find_value(value);
+  return v && v->producer ? v->producer->op_type : "";
+}
+
+/// The record's activation points by tensor name.
+std::map<std::string, nlohmann::ordered_json> activation_points(const nlohmann::ordered_json& record) {
+  std::map<std::string, nlohmann::ordered_json> out;
+  for (const auto& p : record["points"])
+    if (p["role"] == "activation") out[p["tensor"].get<std::string>()] = p;
+  return out;
+}
+
+double cosine(const ir::Tensor& a, const ir::Tensor& b) {
+  double ab = 0, aa = 0, bb = 0;
+  auto x = a.data<float>(), y = b.data<float>();
+  for (size_t i = 0; i < x.size(); ++i) ab += double(x[i]) * y[i], aa += double(x[i]) * x[i], bb += double(y[i]) * y[i];
+  return ab / std::sqrt(aa * bb);
+}
+
+}  // namespace
+
+TEST_CASE("quantize target=ort: QDQ on both sides of the ops ONNX Runtime fuses, float where the chain ends in float") {
+  test::CalibDir calib(kDims, 8, 300);
+  ir::Model m = silu_net();
+  const auto feeds = test::random_feeds(m, 5);
+  const auto before = test::run_cpu(m, feeds);
+  const auto res = run_quantize(m, {{"calib", calib.path()}, {"target", "ort"}});
+  CHECK_NOTHROW(ir::verify(m));
+  // The conv output, the sigmoid output, the SiLU product and the pooled value are quantized: each
+  // dequantized value keeps its name.
+  CHECK(producer_op(m, "X_dequantized") == "DequantizeLinear");  // a graph input keeps its name
+  for (const char* v : {"c1", "s1", "m1", "p1"}) {
+    INFO(v);
+    CHECK(producer_op(m, v) == "DequantizeLinear");
+  }
+  // conv2's output feeds only the float head (Sigmoid -> graph output): no QDQ there.
+  CHECK(producer_op(m, "c2") == "Conv");
+  CHECK(producer_op(m, "Y") == "Sigmoid");
+  bool sig2_skipped = false;
+  for (const auto& s : res.record["skipped_nodes"]) sig2_skipped = sig2_skipped || s["node"] == "sig2";
+  CHECK(sig2_skipped);
+  // MaxPool's output shares its input's scale and zero point (runtimes drop that QDQ pair).
+  const auto acts = activation_points(res.record);
+  REQUIRE(acts.count("m1"));
+  REQUIRE(acts.count("p1"));
+  CHECK(acts.at("m1")["scale"] == acts.at("p1")["scale"]);
+  CHECK(acts.at("m1")["zero_point"] == acts.at("p1")["zero_point"]);
+  CHECK(acts.at("m1")["group"] == acts.at("p1")["group"]);
+  for (const auto& [name, p] : acts) {
+    INFO(name);
+    CHECK(p["axis"].is_null());  // one scale per activation
+    CHECK(p["dtype"] == "u8");
+  }
+  CHECK(res.record["target"] == "ort");
+  CHECK(cosine(test::run_cpu(m, feeds)[0], before[0]) >= 0.99);
+}
+
+TEST_CASE("quantize: the default target is ort; generic keeps QDQ on the weighted ops' inputs only") {
+  test::CalibDir calib(kDims, 8, 310);
+  ir::Model by_default = silu_net(), ort = silu_net(), generic = silu_net();
+  {
+    auto pass = transforms::quantize::make_pass();
+    transforms::Options o(pass->info(), {{"calib", calib.path()}});
+    transforms::PassContext ctx{o, "quantize", nullptr, ".", 1, ""};
+    CHECK(pass->run(by_default, ctx).record["target"] == "ort");
+  }
+  run_quantize(ort, {{"calib", calib.path()}, {"target", "ort"}});
+  CHECK(ir::serialize_model(by_default) == ir::serialize_model(ort));
+  run_quantize(generic, {{"calib", calib.path()}, {"target", "generic"}});
+  CHECK(producer_op(generic, "X_dequantized") == "DequantizeLinear");
+  CHECK(producer_op(generic, "p1") == "DequantizeLinear");  // conv2's input
+  for (const char* v : {"c1", "s1", "m1"}) {
+    INFO(v);
+    CHECK(producer_op(generic, v) != "DequantizeLinear");
+  }
+}
+
+TEST_CASE("quantize target=openvino: symmetric int8 activations on the weighted ops' inputs") {
+  test::CalibDir calib(kDims, 8, 320);
+  ir::Model m = silu_net();
+  const auto res = run_quantize(m, {{"calib", calib.path()}, {"target", "openvino"}});
+  const auto acts = activation_points(res.record);
+  CHECK(acts.count("X"));
+  CHECK(acts.count("p1"));
+  CHECK_FALSE(acts.count("s1"));  // SiLU stays float between the convolutions
+  for (const auto& [name, p] : acts) {
+    INFO(name);
+    CHECK(p["dtype"] == "i8");
+    CHECK(p["zero_point"] == 0);
+    CHECK(p["axis"].is_null());
+  }
+  // activation_type given explicitly wins over the target's.
+  ir::Model u = silu_net();
+  const auto ru = run_quantize(u, {{"calib", calib.path()}, {"target", "openvino"}, {"activation_type", "uint8"}});
+  for (const auto& [name, p] : activation_points(ru.record)) CHECK(p["dtype"] == "u8");
+}
+
+TEST_CASE("quantize: depthwise inputs get per-channel scales with target=generic only") {
+  // X[1,3,6,6]: channels 0 and 1 in [0, 1], channel 2 in [0, 200] -> a depthwise conv.
+  test::TempDir dir{"mcc-calib-dw"};
+  for (int i = 0; i < 6; ++i) {
+    ir::Tensor t = test::random_tensor({1, 3, 6, 6}, 40 + i, 0.f, 1.f);
+    auto d = t.mutable_data<float>();
+    for (size_t k = 72; k < 108; ++k) d[k] *= 200.f;
+    const auto sample = dir.path / ("s" + std::to_string(i));
+    std::filesystem::create_directories(sample);
+    ir::save_npy(t, (sample / "X.npy").string());
+  }
+  auto net = [] {
+    ir::Model m = test::empty_model(13);
+    ir::Graph& g = *m.graph;
+    ir::Value& x = add_input(g, "X", {1, 3, 6, 6});
+    auto& c = add_node(g, "Conv", "dw", {&x, &add_random_init(g, "W", {3, 1, 3, 3}, 9), &add_random_init(g, "B", {3}, 10)}, {"Y"}, 13,
+                       {attr_i("group", 3)});
+    test::mark_output(g, *c.outputs[0]);
+    return m;
+  };
+  ir::Model generic = net(), ort = net();
+  const auto rg = run_quantize(generic, {{"calib", dir.path.string()}, {"target", "generic"}});
+  const auto ro = run_quantize(ort, {{"calib", dir.path.string()}, {"target", "ort"}});
+  CHECK(activation_points(rg.record).at("X")["axis"] == 1);
+  CHECK(activation_points(ro.record).at("X")["axis"].is_null());
+}
+
+TEST_CASE("quantize target=ort: replay from the record is byte-identical without calibration data") {
+  ir::Model a = silu_net(11), b = silu_net(11);
+  nlohmann::ordered_json record;
+  {
+    test::CalibDir calib(kDims, 6, 330);
+    record = run_quantize(a, {{"calib", calib.path()}, {"target", "ort"}}).record;
+  }
+  const auto parsed = nlohmann::ordered_json::parse(record.dump(2));
+  run_quantize(b, {{"calib", "/nonexistent"}, {"target", "ort"}}, &parsed);
+  CHECK(ir::serialize_model(a) == ir::serialize_model(b));
+}
+
+TEST_CASE("quantize: an unknown target is a usage error naming the known ones") {
+  test::CalibDir calib(kDims, 2, 340);
+  ir::Model m = silu_net();
+  try {
+    run_quantize(m, {{"calib", calib.path()}, {"target", "tensorrt"}});
+    FAIL("no error");
+  } catch (const UsageError& e) {
+    CHECK(std::string(e.what()).find("openvino") != std::string::npos);
+  }
+}

@@ -1,0 +1,51 @@
+// Deployment targets of the quantize stage: which layout of QuantizeLinear/DequantizeLinear a
+// runtime turns into integer kernels. One table (quantize/target.cpp), read in one place by the
+// stage; nothing else in the stage branches on the target's name.
+//
+//   generic   QDQ on the inputs of the weighted ops (Conv, ConvTranspose, Gemm, MatMul), per-channel
+//             scales on depthwise inputs: the most accurate layout, and what mcc's own cpu
+//             backend fuses; ONNX Runtime and OpenVINO run its convolutions in float.
+//   ort       ONNX Runtime (CPU): QDQ around every op its QDQ fusion turns into an integer kernel
+//             (QLinearConv/MatMul/Add/Mul/Sigmoid/Concat/AveragePool, and the DQ -> MaxPool,
+//             Resize, Reshape, Transpose -> Q groups it drops to int8 when both sides share one
+//             scale), so a Conv's output is quantized where its reader runs in int8; activations
+//             one scale per tensor (QLinearConv's x and y parameters are scalars).
+//   openvino  OpenVINO (CPU): QDQ on the inputs of the weighted ops and of Add/Concat/pooling,
+//             where its low-precision transformations run int8 and fuse the float activations
+//             between them into the convolutions; one symmetric int8 scale per activation tensor
+//             (YOLOX-nano, 2-core Xeon: uint8 with zero points ran 1.42x the float model, int8 1.06x).
+// The default is ort: ONNX Runtime is the runtime most deployments of an ONNX file use, and
+// mcc's own backend runs the ort layout as well as the generic one.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "transforms/quantize/policy.h"
+
+namespace mcc::transforms::quantize {
+
+struct Target {
+  std::string name;
+  /// Ops whose float inputs get QDQ when op_types is left empty.
+  OpSet op_types;
+  /// Ops without weights that keep QDQ on their inputs only while their output is quantized too
+  /// (their integer kernel needs both sides); dropped otherwise, repeatedly, so a chain that ends
+  /// in float (a detection head) stays float rather than paying for QDQ it cannot use.
+  OpSet need_quantized_output;
+  /// Ops whose output takes its input's scale (one shared-scale group): runtimes drop a
+  /// DequantizeLinear -> op -> QuantizeLinear with equal parameters and run the op on int8.
+  OpSet same_scale_output;
+  /// Per-channel activation scales on depthwise inputs allowed (depthwise_per_channel).
+  bool per_channel_activations = true;
+  /// Static activations' type (activation_type=target): int8 is symmetric, uint8 asymmetric.
+  ir::DType activation = ir::DType::U8;
+  /// mode=weight_only's default form: matmul_nbits or qdq.
+  std::string weight_format = "qdq";
+};
+
+/// The target named `name`; UsageError naming the known ones otherwise.
+const Target& find_target(const std::string& name);
+/// The known target names, in table order (the option's choices).
+std::vector<std::string> target_names();
+
+}  // namespace mcc::transforms::quantize
