@@ -242,7 +242,8 @@ def one_line(e):
     shortened. Model paths left out."""
     lines = [l.strip() for l in str(e).splitlines() if l.strip()] or [type(e).__name__]
     summary = [l for l in lines if l.startswith("-- Conversion is failed for")]
-    reasons = [l for l in lines if not l.startswith(("Exception from", "Check '"))] or lines
+    located = [l for l in lines if not l.startswith("Exception from")] or lines
+    reasons = [l for l in located if not l.startswith("Check '")] or located
     if summary:
         line = summary[0]
     elif reasons[0] == lines[-1]:

@@ -57,7 +57,10 @@ constexpr StageFlag kStageFlags[] = {
      .help = "static (calibrated QDQ), dynamic (MatMul/Gemm; activations quantized at run time, no --calib) or "
              "weight_only (MatMul weights in int4/int8 blocks, activations float; --calib only for --algorithm gptq)"},
     {.flag = "--embeddings", .key = "embeddings",
-     .help = "--mode dynamic or weight_only: also store Gather tables (embeddings) as int8, one scale per column", .sets = "true"},
+     .help = "--mode dynamic or weight_only: store Gather tables (embeddings) as int8, one scale per column, gathered as "
+             "int8 rows", .sets = "true"},
+    {.flag = "--no-embeddings", .key = "embeddings", .help = "--mode dynamic or weight_only: keep Gather tables float",
+     .sets = "false"},
     {.flag = "--bits", .key = "bits", .help = "--mode weight_only: bits per weight, 4 or 8"},
     {.flag = "--block-size", .key = "block_size", .help = "--mode weight_only: weights per scale along K (power of two >= 16)"},
     {.flag = "--algorithm", .key = "algorithm", .help = "--mode weight_only: rtn (round to nearest, no data) or gptq (needs --calib)"},

@@ -247,7 +247,7 @@ constexpr OpFacts kTable[] = {
     {"Unsqueeze",                 Own,           Other,   _, 13,  0, ""},
     {"Upsample",                  Own,           Other,   _,  0,  0, ""},
     {"Where",                     Own,           Other,   _,  9,  0, "broadcast; type of X"},
-    {"Xor",                       BroadcastBool, Other,   _,  0,  0, ""},
+    {"Xor",                       BroadcastBool, Other,   _,  7,  0, ""},
 };
 
 constexpr std::string_view kLegacyBroadcast = "the legacy broadcast/axis attributes are dropped (numpy broadcasting)";

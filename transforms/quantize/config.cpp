@@ -117,9 +117,8 @@ Config read_config(const Options& o) {
   c.weight_only = mode == "weight_only";
   read_weight_only(o, c);
   c.float_gelu_inputs = o.get_bool("float_gelu_inputs");
-  c.embeddings = o.get_bool("embeddings");
-  if (c.embeddings && !c.dynamic && !c.weight_only)
-    throw UsageError("quantize: embeddings=true needs mode=dynamic or mode=weight_only");
+  // On by default; static mode leaves Gather tables float.
+  c.embeddings = o.get_bool("embeddings") && (c.dynamic || c.weight_only);
   if (c.dynamic) {
     // Run-time quantization has no calibrated ranges to choose or measure.
     if (c.select.defaults.activation != ir::DType::U8)

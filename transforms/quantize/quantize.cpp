@@ -264,9 +264,10 @@ class QuantizePass : public Pass {
              "quantized at run time (DynamicQuantizeLinear + MatMulInteger, no calibration); weight_only: MatMul "
              "weights int4/int8 in blocks along K, activations float (DequantizeLinear with block_size, opset 21, "
              "or com.microsoft.MatMulNBits)", {"static", "dynamic", "weight_only"}},
-            {"embeddings", OptionType::Bool, "false",
+            {"embeddings", OptionType::Bool, "true",
              "mode=dynamic or weight_only: also store Gather tables (float32 constant [rows, width]) as int8, one scale per column "
-             "(per tensor with per_channel=false), read through DequantizeLinear", {}},
+             "(per tensor with per_channel=false); each Gather reads the int8 rows and a DequantizeLinear follows it "
+             "(static mode leaves Gather tables float)", {}, "false"},
             {"float_gelu_inputs", OptionType::Bool, "true",
              "mode=dynamic: MatMul/Gemm layers reading a GELU output keep a float input (their weights int8 per "
              "channel behind DequantizeLinear): one run-time uint8 range over a GELU output's outlier channels "

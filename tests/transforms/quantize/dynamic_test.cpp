@@ -2,7 +2,9 @@
 // DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul (-> Add), the names kept, the record
 // (dynamic activations with no scale, per-column weight scales), replay from the record with no
 // data, per-tensor weights and rules, the stats, what stays float and why, and apply_plan's
-// refusal of a dynamic point whose consumer has no weight point.
+// refusal of a dynamic point whose consumer has no weight point; embedding tables (on by default)
+// gathered as int8 codes with a DequantizeLinear after the Gather, and records written before that
+// form replaying in the old one.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -184,31 +186,65 @@ TEST_CASE("quantize mode=dynamic: apply_plan refuses a dynamic point whose consu
   CHECK_THROWS_AS(transforms::quantize::apply_plan(m2, plan), ModelError);
 }
 
-TEST_CASE("quantize mode=dynamic embeddings=true: the Gather table becomes int8 per column behind a DequantizeLinear") {
+TEST_CASE("quantize mode=dynamic: the Gather table becomes int8 per column; the Gather reads the codes, a DequantizeLinear follows") {
   ir::Model m = test::transformer_block();
   const auto want = test::run_cpu(m, test::transformer_block_feeds());
-  const auto res = test::run_quantize(m, {{"mode", "dynamic"}, {"embeddings", "true"}});
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}});  // embeddings=true by default
   CHECK(res.stats["embedding_tables"] == 1);
   CHECK(res.stats["layers_dynamic"] == 2);
-  const ir::Value* e = m.graph->find_value("E");
+  CHECK(m.graph->find_value("E") == nullptr);  // the float table is gone
+  const ir::Value* eq = m.graph->find_value("E_quantized");
+  REQUIRE(eq != nullptr);
+  CHECK(eq->initializer->dtype() == ir::DType::I8);
+  CHECK(eq->initializer->dims() == std::vector<int64_t>{test::kVocab, test::kHidden});
+  // tok = DequantizeLinear(Gather(E_quantized, ids), E_scale, E_zero_point, axis=2): ids is [1, kSeq].
+  const ir::Value* tok = m.graph->find_value("tok");
+  REQUIRE(tok != nullptr);
+  REQUIRE(tok->producer != nullptr);
+  const ir::Node& dq = *tok->producer;
+  CHECK(dq.op_type == "DequantizeLinear");
+  CHECK(dq.attr_int("axis", -1) == 2);
+  CHECK(dq.inputs[1]->name == "E_scale");
+  CHECK(m.graph->find_value("E_scale")->initializer->dims() == std::vector<int64_t>{test::kHidden});
+  const ir::Node* gather = dq.inputs[0]->producer;
+  REQUIRE(gather != nullptr);
+  CHECK(gather->op_type == "Gather");
+  CHECK(gather->name == "embed");
+  CHECK(gather->inputs[0] == eq);
+  CHECK(dq.inputs[0]->dtype == ir::DType::I8);
+  const json* pe = point(res.record, "E");
+  REQUIRE(pe != nullptr);
+  CHECK((*pe)["gathered"] == true);
+  CHECK((*pe)["consumers"] == json::array({"embed"}));
+  const auto got = test::run_cpu(m, test::transformer_block_feeds());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(cosine(got[i], want[i]) > 0.999);
+  // The gathered rows are exactly the rows of the table the old form dequantized whole: a record
+  // without "gathered" (states written before it) replays in that form, with the same numbers.
+  json old_form = res.record;
+  for (auto& p : old_form["points"]) p.erase("gathered");
+  ir::Model before = test::transformer_block();
+  test::run_quantize(before, {{"mode", "dynamic"}}, &old_form);
+  const ir::Value* e = before.graph->find_value("E");
   REQUIRE(e != nullptr);
   REQUIRE(e->producer != nullptr);
   CHECK(e->producer->op_type == "DequantizeLinear");
   CHECK(e->producer->attr_int("axis", -1) == 1);
-  const ir::Value* eq = m.graph->find_value("E_quantized");
-  REQUIRE(eq != nullptr);
-  CHECK(eq->initializer->dtype() == ir::DType::I8);
-  CHECK(m.graph->find_value("E_scale")->initializer->dims() == std::vector<int64_t>{test::kHidden});
-  const json* pe = point(res.record, "E");
-  REQUIRE(pe != nullptr);
-  CHECK((*pe)["consumers"] == json::array({"embed"}));
-  const auto got = test::run_cpu(m, test::transformer_block_feeds());
-  for (size_t i = 0; i < got.size(); ++i) CHECK(cosine(got[i], want[i]) > 0.999);
-  // Off by default; refused outside mode=dynamic.
+  CHECK(test::max_abs_diff(test::run_cpu(before, test::transformer_block_feeds()), got) == 0.0);
+  // embeddings=false keeps the table float; static mode leaves it float whatever the option says.
   ir::Model plain = test::transformer_block();
-  CHECK(test::run_quantize(plain, {{"mode", "dynamic"}}).stats["embedding_tables"] == 0);
+  CHECK(test::run_quantize(plain, {{"mode", "dynamic"}, {"embeddings", "false"}}).stats["embedding_tables"] == 0);
   CHECK(plain.graph->find_value("E")->initializer);
-  CHECK_THROWS_AS(test::run_quantize(plain, {{"embeddings", "true"}}), UsageError);
+}
+
+TEST_CASE("quantize mode=dynamic: per-tensor embedding tables dequantize the gathered rows with one scale") {
+  ir::Model m = test::transformer_block();
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}, {"per_channel", "false"}});
+  CHECK(res.stats["embedding_tables"] == 1);
+  const ir::Node& dq = *m.graph->find_value("tok")->producer;
+  CHECK(dq.op_type == "DequantizeLinear");
+  CHECK_FALSE(dq.has_attr("axis"));
+  CHECK(dq.inputs[1]->initializer->rank() == 0);
+  CHECK(dq.inputs[0]->producer->op_type == "Gather");
 }
 
 TEST_CASE("quantize mode=dynamic: a MatMul reading a GELU output keeps a float input, its weight int8 per channel") {

@@ -353,12 +353,21 @@ TEST_CASE("quantize mode=weight_only embeddings=true: the Gather table int8 per 
     CHECK(res.stats["embedding_tables"] == 1);
     CHECK(res.stats["weight_bytes_float"] == 32 * 8 * 4);  // the MatMul weight only
     CHECK(m.opset("") == (std::string(format) == "qdq" ? 21 : 17));  // per-column DequantizeLinear: 13 suffices
-    const ir::Value* e = g.find_value("E");
-    REQUIRE(e != nullptr);
-    REQUIRE(e->producer != nullptr);
-    CHECK(e->producer->attr_int("axis", -1) == 1);
+    CHECK(g.find_value("E") == nullptr);
+    const ir::Value* t = g.find_value("t");
+    REQUIRE(t != nullptr);
+    REQUIRE(t->producer != nullptr);
+    CHECK(t->producer->op_type == "DequantizeLinear");
+    CHECK(t->producer->attr_int("axis", -1) == 2);  // the last axis of the gathered [1, 6, 32]
+    CHECK(t->producer->inputs[0]->producer->op_type == "Gather");
     CHECK(g.find_value("E_quantized")->initializer->dtype() == ir::DType::I8);
   }
-  ir::Model m = test::weight_only_block();
-  CHECK_THROWS_AS(test::run_quantize(m, {{"embeddings", "true"}}), UsageError);  // static mode
+  // The default in mode=weight_only; static mode leaves the table float.
+  ir::Model m = test::empty_model(17);
+  ir::Graph& g = *m.graph;
+  ir::Value& ids = test::add_input(g, "ids", {1, 6}, ir::DType::I64);
+  auto& emb = test::add_node(g, "Gather", "embed", {&test::add_random_init(g, "E", {50, 32}, 41), &ids}, {"t"}, 17);
+  test::mark_output(g, *test::add_node(g, "MatMul", "proj", {emb.outputs[0], &test::add_random_init(g, "W", {32, 8}, 42)},
+                                       {"y"}, 17).outputs[0]);
+  CHECK(test::run_quantize(m, {{"mode", "weight_only"}}).stats["embedding_tables"] == 1);
 }
