@@ -1,15 +1,20 @@
 // Raising the ai.onnx opset (transforms/common/opset_upgrade.h): old models whose ops changed
 // meaning on the way (Clip-6, Upsample, Resize-10, Pad-2, Slice-1, TopK-1, Squeeze/Unsqueeze/
 // ReduceSum/Split axes, Softmax family, Dropout, Scatter, the opset-6 broadcast attributes) are
-// rewritten into the new forms and compute exactly what they did on the cpu backend; nodes whose
-// meaning the new form cannot keep are refused before anything changes, with the reason.
+// rewritten into the new forms and compute exactly what they did on the cpu backend, and in ONNX
+// Runtime (the raised file against the original); nodes whose meaning the new form cannot keep
+// are refused before anything changes, with the reason.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "ir/errors.h"
+#include "ir/npy.h"
+#include "ir/onnx_io.h"
 #include "ir/verifier.h"
 #include "support/graph_builder.h"
+#include "support/ort.h"
 #include "transforms/common/opset_upgrade.h"
 
 using namespace mcc;
@@ -59,6 +64,30 @@ ir::Model raised_and_equal(const char* text, int64_t to, int64_t expect_steps = 
   return after;
 }
 
+/// ONNX Runtime's outputs of the original and of the raised file on the same seeded inputs agree
+/// (both files load; opsets >= 7, which ONNX Runtime runs).
+void same_in_onnxruntime(const char* text, const ir::Model& raised) {
+  REQUIRE_MESSAGE(test::have_onnxruntime(), test::kOrtMissing);
+  test::TempDir tmp("mcc-opset-ort");
+  const ir::Model original = test::parse_onnx_text(text);
+  const auto feeds = test::random_feeds(original, 7);
+  for (const char* which : {"original", "raised"}) {
+    const std::filesystem::path sample = tmp.path / which / "s0";
+    std::filesystem::create_directories(sample);
+    for (const auto& [name, v] : feeds) ir::save_npy(v.tensor, (sample / (name + ".npy")).string());
+    const std::string file = (tmp.path / (std::string(which) + ".onnx")).string();
+    ir::save_model(std::string(which) == "raised" ? raised : original, file);
+    REQUIRE(test::write_ort_outputs(file, (tmp.path / which).string()));
+  }
+  for (size_t k = 0; k < original.graph->outputs.size(); ++k) {
+    const std::string out = "s0/output_" + std::to_string(k) + ".npy";
+    const ir::Tensor a = ir::load_npy((tmp.path / "original" / out).string());
+    const ir::Tensor b = ir::load_npy((tmp.path / "raised" / out).string());
+    INFO("output " << k);
+    CHECK(test::max_abs_diff({a}, {b}) <= 1e-6);
+  }
+}
+
 std::string refusal_of(const char* text, int64_t to) {
   const ir::Model m = test::parse_onnx_text(text);
   return transforms::raise_refusal(m, m.opset(""), to);
@@ -92,6 +121,7 @@ TEST_CASE("opset raise 9 -> 13: attributes become inputs, Upsample becomes Resiz
   CHECK(producer_of(m, "S")->op_type == "ScatterElements");
   CHECK(producer_of(m, "M")->has_attr("axes"));  // the Reduce ops other than ReduceSum change at 18
   CHECK_FALSE(producer_of(m, "E")->has_attr("num_outputs"));
+  same_in_onnxruntime(kOpset9, m);
 }
 
 TEST_CASE("opset raise 9 -> 21: the changes at 18 are written too (Reduce axes input, Split num_outputs)") {
@@ -100,6 +130,7 @@ TEST_CASE("opset raise 9 -> 21: the changes at 18 are written too (Reduce axes i
   CHECK(producer_of(m, "M")->inputs.size() == 2);
   CHECK(producer_of(m, "E")->attr_int("num_outputs", 0) == 2);
   CHECK_FALSE(producer_of(m, "a")->has_attr("num_outputs"));  // its sizes are an input
+  same_in_onnxruntime(kOpset9, m);
   // A raise that crosses nothing changes nothing but the numbers.
   ir::Model same = test::parse_onnx_text(kOpset9);
   CHECK(transforms::upgrade_opset(same, 9, 9) == 0);
@@ -122,6 +153,7 @@ TEST_CASE("opset raise: Resize-10 and Upsample-7 keep their coordinates and near
     CHECK(producer_of(m, "D")->attr_string("nearest_mode", "") == "ceil");
     CHECK_FALSE(producer_of(m, "B")->has_attr("nearest_mode"));
     CHECK((producer_of(m, "B")->input(1) != nullptr) == (to < 13));  // roi required at 11 and 12
+    same_in_onnxruntime(resize10, m);
   }
   const char* upsample7 = R"(
     <ir_version: 4, opset_import: ["" : 7]>
@@ -130,6 +162,7 @@ TEST_CASE("opset raise: Resize-10 and Upsample-7 keep their coordinates and near
   const ir::Model u = raised_and_equal(upsample7, 13, 3);  // 7 -> 9 (scales input) -> Resize-10 -> 11
   CHECK(producer_of(u, "Y")->op_type == "Resize");
   CHECK(producer_of(u, "Y")->attr_string("mode", "") == "linear");
+  same_in_onnxruntime(upsample7, u);
 }
 
 TEST_CASE("opset raise 6 -> 13: the legacy broadcast attributes, is_test and Clip bounds") {
