@@ -16,7 +16,8 @@
 // replay with false): a Gather table (input 0 a float32 constant [rows, width] that only Gathers
 // read along axis 0) becomes int8 with one scale per column, i.e. per embedding dimension (per
 // tensor with per_channel=false; per column, not per row: a few dimensions of a trained table run
-// far larger than the rest in every row; MiniLM figures in README.md, Benchmarks), written as a
+// far larger than the rest in every row, MiniLM held-out cosine mean / min 0.99622 / 0.98480 per
+// column, 0.99620 / 0.98042 per row, 0.99555 / 0.98145 per table), written as a
 // gathered weight point: each Gather reads the int8 codes and a DequantizeLinear along the last
 // axis follows it (quantize/apply_gather.h), so a run dequantizes only the rows it reads (opset
 // >= 13 per column). Points recorded before `gathered` existed keep their form on replay:
