@@ -17,6 +17,7 @@
 #include "transforms/quantize/quantize_test_util.h"
 
 using namespace mcc;
+using mcc::test::cosine;
 using json = nlohmann::ordered_json;
 
 namespace {
@@ -27,14 +28,6 @@ std::vector<std::pair<std::string, backends::RValue>> feeds(uint32_t seed) {
   return f;
 }
 
-double cosine(const ir::Tensor& a, const ir::Tensor& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < a.data<float>().size(); ++i) {
-    const double x = a.data<float>()[i], y = b.data<float>()[i];
-    ab += x * y, aa += x * x, bb += y * y;
-  }
-  return ab / std::sqrt(aa * bb);
-}
 
 const json* point(const json& rec, const std::string& tensor) {
   for (const auto& p : rec["points"])

@@ -1,5 +1,6 @@
 // Helpers for the quantize tests: a calibration folder of random samples and one run of the pass.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -26,6 +27,14 @@ struct CalibDir {
   }
   std::string path() const { return dir.path.string(); }
 };
+
+/// Cosine similarity of two float32 tensors of equal size.
+inline double cosine(const ir::Tensor& a, const ir::Tensor& b) {
+  double ab = 0, aa = 0, bb = 0;
+  auto x = a.data<float>(), y = b.data<float>();
+  for (size_t i = 0; i < x.size(); ++i) ab += double(x[i]) * y[i], aa += double(x[i]) * x[i], bb += double(y[i]) * y[i];
+  return ab / std::sqrt(aa * bb);
+}
 
 /// Runs the quantize pass with `opts`, replaying `replay` when given. Without a `target` option it
 /// runs target=generic, the layout these tests describe (tests/transforms/quantize/target_test.cpp

@@ -17,6 +17,7 @@ using mcc::test::add_node;
 using mcc::test::add_random_init;
 using mcc::test::attr_i;
 using mcc::test::attr_ints;
+using mcc::test::cosine;
 using mcc::test::run_quantize;
 
 namespace {
@@ -55,12 +56,6 @@ std::map<std::string, nlohmann::ordered_json> activation_points(const nlohmann::
   return out;
 }
 
-double cosine(const ir::Tensor& a, const ir::Tensor& b) {
-  double ab = 0, aa = 0, bb = 0;
-  auto x = a.data<float>(), y = b.data<float>();
-  for (size_t i = 0; i < x.size(); ++i) ab += double(x[i]) * y[i], aa += double(x[i]) * x[i], bb += double(y[i]) * y[i];
-  return ab / std::sqrt(aa * bb);
-}
 
 }  // namespace
 
