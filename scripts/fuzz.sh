@@ -5,12 +5,12 @@
 # ran and found nothing; 1 on a finding (crash, sanitizer report, leak, timeout, out-of-memory;
 # the input is kept under build-fuzz/findings/<target>/) and 2 when clang or libFuzzer is missing
 # (never a silent pass: scripts/setup.sh installs them).
-# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default: MCC_FUZZ_SECONDS, else 60)
 #   MCC_FUZZ_TARGETS="npy sidecar"  runs only these targets
 #   MCC_FUZZ_BUILD_DIR              the build folder (default: build-fuzz next to build/)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-seconds="${1:-60}"
+seconds="${1:-${MCC_FUZZ_SECONDS:-60}}"
 build="${MCC_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 targets=(${MCC_FUZZ_TARGETS:-onnx_model npy tensor_pb sidecar pipeline_spec pipeline_file})
 

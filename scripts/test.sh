@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds mcc and runs the whole test suite with ctest (labels: unit, cuda-emulated, roundtrip,
 # conformance, gpu when nvidia-smi sees a GPU, and large when the disk has room), then prints the
-# pass counts of each suite; then the fuzz step (scripts/fuzz.sh, 60 s per target).
+# pass counts of each suite. Fuzzing is its own command, scripts/fuzz.sh (.ci/run runs both).
 # MCC_TEST_LABELS="unit|roundtrip" restricts the labels (a ctest -L regex).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,14 +36,4 @@ if [ -f "$log" ]; then
     sed 's/\[doctest\] //'
 fi
 
-# Fuzz step (scripts/fuzz.sh): every fuzz/ target for MCC_FUZZ_SECONDS (default 60) each; a
-# finding, or clang/libFuzzer missing, fails the run. Skipped only when MCC_TEST_LABELS is set
-# without 'fuzz'.
-if [ -z "${MCC_TEST_LABELS:-}" ] || [[ "$MCC_TEST_LABELS" == *fuzz* ]]; then
-  echo
-  echo "== fuzz: scripts/fuzz.sh ${MCC_FUZZ_SECONDS:-60}"
-  "$root/scripts/fuzz.sh" "${MCC_FUZZ_SECONDS:-60}" || status=1
-else
-  echo "test: ==== the fuzz step is NOT run (MCC_TEST_LABELS='$MCC_TEST_LABELS' has no 'fuzz') ===="
-fi
 exit "$status"
