@@ -2,7 +2,7 @@
 """Writes the seed corpora of the fuzz targets (fuzz/*.cpp) into OUT/<target>/ from what the
 repository and the machine already hold: models and test data (tests/data, golden/,
 ../shared/models, Debian's ONNX node tests), sidecar states (tests/data/states_v1, golden/), the
-pipeline spec examples (fuzz/seeds/pipeline_specs.txt, README.md, ../shared/SPEC.md) and .npy
+pipeline spec examples (fuzz/seeds/pipeline_specs.txt, README.md, docs/*.md, ../shared/SPEC.md) and .npy
 files generated with numpy. Only small files are taken (MAX_BYTES); missing sources are skipped
 with a note. Usage: make_corpora.py OUT [MAX_BYTES]. Nothing here is committed: OUT lives in the
 fuzz build folder."""
@@ -69,7 +69,7 @@ def npy_files(out, max_bytes):
 
 def spec_texts():
     specs = [l.strip() for l in (ROOT / "fuzz" / "seeds" / "pipeline_specs.txt").read_text().splitlines()]
-    for doc in [ROOT / "README.md", SHARED / "SPEC.md"]:
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), SHARED / "SPEC.md"]:
         if doc.exists():
             specs += re.findall(r"-p '([^']+)'", doc.read_text(errors="replace"))
     return sorted({s for s in specs if s})
