@@ -32,7 +32,8 @@ echo
 echo "== pass counts per suite (doctest counts the cases of the other suites as 'skipped' here)"
 log="$build/Testing/Temporary/LastTest.log"
 if [ -f "$log" ]; then
-  awk '/^[0-9]+\/[0-9]+ Test: /{name=$3} /\[doctest\] test cases:/{print "  " name ": " $0}' "$log" |
+  awk '/^[0-9]+\/[0-9]+ Test: /{name=$3} /\[doctest\] test cases:/{print "  " name ": " $0}
+       /^docs: [0-9]+ (gpu )?blocks passed/{print "  " name ": " substr($0, 7)}' "$log" |
     sed 's/\[doctest\] //'
 fi
 
