@@ -317,6 +317,7 @@ nlohmann::ordered_json point_to_json(const QPoint& p) {
   j["tensor"] = p.tensor;
   j["role"] = role_name(p.role);
   if (p.dynamic) j["dynamic"] = true;
+  if (p.per_token) j["per_token"] = true;
   if (p.gathered) j["gathered"] = true;
   j["dtype"] = ir::dtype_name(p.dtype);
   if (p.dynamic) {
@@ -370,6 +371,8 @@ QPoint point_from_json(const nlohmann::ordered_json& j) {
   p.dtype = ir::parse_dtype(j.at("dtype").get<std::string>());
   p.dynamic = j.value("dynamic", false);
   if (p.dynamic && p.role != Role::Activation) throw ModelError("only activations can be dynamic");
+  p.per_token = j.value("per_token", false);
+  if (p.per_token && !p.dynamic) throw ModelError("only dynamic points can have per_token ranges");
   p.gathered = j.value("gathered", false);
   if (p.gathered && (p.role != Role::Weight || p.dtype != ir::DType::I8))
     throw ModelError("only int8 weights (embedding tables) can be gathered");

@@ -57,9 +57,31 @@ ir::Value& typed(ir::Value& v, ir::DType dt, const ir::Shape& shape) {
   return v;
 }
 
+/// Sum over K of the dequantized weight, one value per output column: what a row's centre c
+/// contributes to every output, c * sum_k W[k, n]. `codes` is the written [K, N] int8 weight; the
+/// scales follow the point (per output column, or one).
+ir::Tensor column_sums(const ir::Tensor& codes, const QPoint& p) {
+  const int64_t rows = codes.dims()[0], cols = codes.dims()[1];
+  std::vector<double> sums(static_cast<size_t>(cols), 0.0);
+  const auto q = codes.data<int8_t>();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) sums[static_cast<size_t>(c)] += q[static_cast<size_t>(r * cols + c)];
+  std::vector<float> out(sums.size());
+  for (size_t n = 0; n < sums.size(); ++n) out[n] = static_cast<float>(sums[n] * (p.axis >= 0 ? p.scale.at(n) : p.scale.at(0)));
+  return ir::Tensor::from_vector<float>({cols}, out);
+}
+
+/// The shape of a per-row statistic of v: v's shape with the last dimension 1.
+ir::Shape row_shape(const ir::Value& v) {
+  ir::Shape s = v.shape;
+  if (s.rank_known() && s.rank() > 0) s.dims->back() = ir::Dim::of(1);
+  return s;
+}
+
 class DynamicWriter {
  public:
-  DynamicWriter(ir::Graph& g, const Plan& plan, std::set<std::string>& node_names) : g_(g), names_(node_names) {
+  DynamicWriter(ir::Graph& g, const Plan& plan, std::set<std::string>& node_names)
+      : g_(g), names_(node_names), opset_(plan.opset_to > 0 ? plan.opset_to : plan.opset_from) {
     for (const QPoint& p : plan.points)
       if (p.role == Role::Weight) weights_.emplace(p.tensor, &p);
   }
@@ -79,16 +101,23 @@ class DynamicWriter {
       nodes.push_back(n);
     }
     const std::string name = a->name;
-    ir::Node& dq = g_.add_node("DynamicQuantizeLinear", "", unique_node_name(g_, names_, name + "_DynamicQuantizeLinear"), {a},
+    const ir::Node* before = first_consumer(g_, *a);
+    Rows rows;
+    ir::Value* quantized_input = a;
+    if (p.per_token) {
+      rows = normalise_rows(*a, before);
+      quantized_input = rows.normalised;
+    }
+    ir::Node& dq = g_.add_node("DynamicQuantizeLinear", "", unique_node_name(g_, names_, name + "_DynamicQuantizeLinear"), {quantized_input},
                                {g_.unique_name(name + "_quantized"), g_.unique_name(name + "_scale"),
                                 g_.unique_name(name + "_zero_point")},
-                               first_consumer(g_, *a));
+                               before);
     typed(*dq.outputs[0], ir::DType::U8, a->shape);
     typed(*dq.outputs[1], ir::DType::F32, ir::Shape::of({}));
     typed(*dq.outputs[2], ir::DType::U8, ir::Shape::of({}));
     for (size_t i = 0; i < nodes.size(); ++i) {
       try {
-        rewrite(*nodes[i], dq);
+        rewrite(*nodes[i], dq, p.per_token ? &rows : nullptr);
       } catch (ModelError& e) {
         e.add_context("node '" + p.consumers[i] + "'");
         throw;
@@ -104,7 +133,52 @@ class DynamicWriter {
   }
 
  private:
-  void rewrite(ir::Node& n, ir::Node& dq) {
+  /// Per-row range of a per_token point: centre c = (max + min) / 2, half range s (at least
+  /// kTiny, so a constant row divides by a positive number), and (A - c) / s in [-1, 1].
+  struct Rows {
+    ir::Value* centre = nullptr;
+    ir::Value* half_range = nullptr;
+    ir::Value* normalised = nullptr;
+  };
+
+  ir::Value& constant(const std::string& base, float v) {
+    return g_.add_initializer(g_.unique_name(base), ir::Tensor::scalar<float>(v));
+  }
+
+  ir::Value& node1(const char* op, const std::string& base, std::vector<ir::Value*> in, const ir::Shape& shape, const ir::Node* before) {
+    ir::Node& n = g_.add_node(op, "", unique_node_name(g_, names_, base + "_" + op), std::move(in), {g_.unique_name(base)}, before);
+    return typed(*n.outputs[0], ir::DType::F32, shape);
+  }
+
+  ir::Value& reduce(const char* op, ir::Value& a, const std::string& base, const ir::Node* before) {
+    std::vector<ir::Value*> in{&a};
+    // ReduceMax/ReduceMin take their axes as an attribute before opset 18 and as an input from it.
+    if (opset_ >= 18) in.push_back(&g_.add_initializer(g_.unique_name(a.name + "_last_axis"), ir::Tensor::from_vector<int64_t>({1}, {-1})));
+    ir::Node& n = g_.add_node(op, "", unique_node_name(g_, names_, base + "_" + op), std::move(in), {g_.unique_name(base)}, before);
+    if (opset_ < 18) n.set_attr(ir::Attribute{"axes", ir::AttrKind::Ints, std::vector<int64_t>{-1}, "", "", ""});
+    n.set_attr(ir::Attribute{"keepdims", ir::AttrKind::Int, int64_t{1}, "", "", ""});
+    return typed(*n.outputs[0], ir::DType::F32, row_shape(a));
+  }
+
+  Rows normalise_rows(ir::Value& a, const ir::Node* before) {
+    static constexpr float kTiny = 1e-30f;
+    const std::string& b = a.name;
+    const ir::Shape rs = row_shape(a);
+    ir::Value& hi = reduce("ReduceMax", a, b + "_row_max", before);
+    ir::Value& lo = reduce("ReduceMin", a, b + "_row_min", before);
+    ir::Value& half = constant(b + "_half", 0.5f);
+    ir::Value& sum = node1("Add", b + "_row_sum", {&hi, &lo}, rs, before);
+    ir::Value& width = node1("Sub", b + "_row_width", {&hi, &lo}, rs, before);
+    Rows r;
+    r.centre = &node1("Mul", b + "_row_centre", {&sum, &half}, rs, before);
+    ir::Value& half_width = node1("Mul", b + "_row_half_width", {&width, &half}, rs, before);
+    r.half_range = &node1("Max", b + "_row_scale", {&half_width, &constant(b + "_tiny", kTiny)}, rs, before);
+    ir::Value& centred = node1("Sub", b + "_centred", {&a, r.centre}, a.shape, before);
+    r.normalised = &node1("Div", b + "_normalised", {&centred, r.half_range}, a.shape, before);
+    return r;
+  }
+
+  void rewrite(ir::Node& n, ir::Node& dq, const Rows* rows) {
     const ir::Value* w = n.input(1);
     const auto it = w ? weights_.find(w->name) : weights_.end();
     if (it == weights_.end()) throw ModelError("its weight has no weight point");
@@ -139,8 +213,17 @@ class DynamicWriter {
                                    {g_.unique_name(yn + "_scale")}, &n);
     typed(*scales.outputs[0], ir::DType::F32, ir::Shape::of(qw.scale->initializer->dims()));
     ir::Node& mul = g_.add_node("Mul", "", unique_node_name(g_, names_, base + "_Mul"), {cast.outputs[0], scales.outputs[0]},
-                                {g_.unique_name(yn + (bias ? "_unbiased" : "_dynamic"))}, &n);
+                                {g_.unique_name(yn + (rows ? "_normalised" : bias ? "_unbiased" : "_dynamic"))}, &n);
     ir::Value* out = &typed(*mul.outputs[0], ir::DType::F32, y.shape);
+    if (rows) {
+      // Y = Y_normalised * s + c * column_sums(W): undoes (A - c) / s row by row.
+      if (!sums_.count(key))
+        sums_[key] = &g_.add_initializer(g_.unique_name(wp.tensor + "_column_sums"),
+                                         column_sums(*made_[key].codes->initializer, wp));
+      ir::Value& scaled = node1("Mul", yn + "_rescaled", {out, rows->half_range}, y.shape, &n);
+      ir::Value& offset = node1("Mul", yn + "_row_offset", {rows->centre, sums_[key]}, y.shape, &n);
+      out = &node1("Add", yn + (bias ? "_unbiased" : "_dynamic"), {&scaled, &offset}, y.shape, &n);
+    }
     if (bias) {
       ir::Node& add = g_.add_node("Add", "", unique_node_name(g_, names_, base + "_bias_Add"), {out, bias},
                                   {g_.unique_name(yn + "_dynamic")}, &n);
@@ -152,7 +235,9 @@ class DynamicWriter {
   ir::Graph& g_;
   std::set<std::string>& names_;
   std::map<std::string, const QPoint*> weights_;
+  int64_t opset_;
   std::map<std::pair<std::string, bool>, IntegerWeight> made_;
+  std::map<std::pair<std::string, bool>, ir::Value*> sums_;
   std::set<std::string> used_;
 };
 

@@ -13,6 +13,18 @@
 // its float32 scales and W_zero_point its int8 zeros; the float W is removed once nothing reads
 // it. One DynamicQuantizeLinear serves every node that reads A. Y keeps its name, so downstream
 // nodes, graph outputs and per-layer comparison by name are untouched.
+//
+// per_token points (one range per row of A, i.e. per token of a transformer's [B, S, K]):
+//          hi, lo = ReduceMax(A), ReduceMin(A)  over the last axis, keepdims
+//          c = (hi + lo) / 2;  s = max((hi - lo) / 2, 1e-30)          [.., 1] per row
+//          A_normalised = (A - c) / s                                  every row in [-1, 1]
+//          ... DynamicQuantizeLinear(A_normalised) -> MatMulInteger -> Cast -> Mul as above
+//          Y = Y_normalised * s + c * W_column_sums   (W_column_sums[n] = sum_k W_dequantized[k, n])
+// so each row is quantized over its own range (asymmetric) while the integer product stays the
+// one ONNX Runtime fuses (DynamicQuantizeMatMul). The run-time scale is not handed to
+// MatMulInteger's consumers as a per-row tensor: ONNX Runtime 1.32 fuses MatMulInteger -> Cast ->
+// Mul(Mul(a_scale, b_scale)) into MatMulIntegerToFloat whatever a_scale's shape and then reads
+// one value of it, which gave wrong outputs at ORT_ENABLE_ALL.
 // Does not apply to static points (quantize/apply.cpp); a dynamic point that is not uint8 per
 // tensor, or whose consumers are not MatMul/Gemm nodes reading it with a weight point, is a
 // ModelError.

@@ -116,7 +116,12 @@ Config read_config(const Options& o) {
   c.dynamic = mode == "dynamic";
   c.weight_only = mode == "weight_only";
   read_weight_only(o, c);
-  c.float_gelu_inputs = o.get_bool("float_gelu_inputs");
+  const std::string& granularity = o.get_string("dynamic_activations");
+  if (granularity != "per_token" && granularity != "per_tensor")
+    throw UsageError("quantize: dynamic_activations must be per_token or per_tensor, got '" + granularity + "'");
+  c.per_token = c.dynamic && granularity == "per_token";
+  // Per-row ranges already keep a GELU output's outlier rows from flattening the others.
+  c.float_gelu_inputs = o.get_bool("float_gelu_inputs") && !c.per_token;
   // On by default; static mode leaves Gather tables float.
   c.embeddings = o.get_bool("embeddings") && (c.dynamic || c.weight_only);
   if (c.dynamic) {

@@ -51,6 +51,8 @@ struct Config {
   bool dynamic = false;           // mode=dynamic: activations quantized at run time (quantize/dynamic.h)
   bool embeddings = false;        // mode=dynamic: Gather tables stored as int8 too
   bool float_gelu_inputs = true;  // mode=dynamic: MatMul/Gemm reading a GELU output keep a float input
+                                  // (per-tensor activations only)
+  bool per_token = false;         // mode=dynamic: one run-time range per row of each activation
   bool weight_only = false;       // mode=weight_only: block-wise int4/int8 MatMul weights (quantize/weight_only.h)
   WeightOnlyConfig weight_only_cfg;
 

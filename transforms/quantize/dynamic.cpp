@@ -110,6 +110,7 @@ Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg)
       p.tensor = a;
       p.role = Role::Activation;
       p.dynamic = true;
+      p.per_token = cfg.per_token;
       p.dtype = ir::DType::U8;
       p.method = "dynamic";
       pts.activation[a] = pts.points.size();

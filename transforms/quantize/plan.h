@@ -29,6 +29,10 @@ struct QPoint {
   Role role = Role::Activation;
   bool dynamic = false;            // activation quantized at run time from its own range: no
                                    // calibrated scale, zero point or range are recorded
+  bool per_token = false;          // dynamic point with one run-time range per row (last axis):
+                                   // each row is centred and scaled to [-1, 1] before
+                                   // DynamicQuantizeLinear, its readers undo it
+                                   // (quantize/apply_dynamic.h); unset: one range per tensor
   bool gathered = false;           // embedding table (int8 weight, axis 1 or per tensor) whose
                                    // consumers, axis-0 Gathers, read the codes and are each
                                    // followed by a DequantizeLinear (quantize/apply_gather.h);
@@ -68,7 +72,7 @@ struct Plan {
 /// UnsupportedError, before changing the model, for a point form it cannot write yet (see QPoint).
 void apply_plan(ir::Model& model, const Plan& plan);
 
-/// The point's record entry. Keys of the newer forms ("dynamic", "gathered", "block_size") are
+/// The point's record entry. Keys of the newer forms ("dynamic", "per_token", "gathered", "block_size") are
 /// written only when set, so records of 8/16-bit static points keep their bytes.
 nlohmann::ordered_json point_to_json(const QPoint& p);
 /// Inverse of point_to_json; ModelError for an entry that is not a valid point.

@@ -271,7 +271,12 @@ class QuantizePass : public Pass {
             {"float_gelu_inputs", OptionType::Bool, "true",
              "mode=dynamic: MatMul/Gemm layers reading a GELU output keep a float input (their weights int8 per "
              "channel behind DequantizeLinear): one run-time uint8 range over a GELU output's outlier channels "
-             "costs most of a transformer's accuracy", {}, "false"},
+             "costs most of a transformer's accuracy (dynamic_activations=per_tensor only)", {}, "false"},
+            {"dynamic_activations", OptionType::String, "per_token",
+             "mode=dynamic: per_token (each row of an activation, e.g. each token, centred and scaled to [-1, 1] "
+             "by its own run-time min/max before DynamicQuantizeLinear; the MatMul/Gemm outputs are rescaled row "
+             "by row) or per_tensor (one run-time range per activation, ONNX Runtime quantize_dynamic's form)",
+             {"per_token", "per_tensor"}, "per_tensor"},
             {"bits", OptionType::Int, "4", "mode=weight_only: bits per weight (4 or 8)", {}},
             {"block_size", OptionType::Int, "32",
              "mode=weight_only: weights per scale along the MatMul weight's K axis (a power of two >= 16)", {}},

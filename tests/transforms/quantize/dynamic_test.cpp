@@ -40,7 +40,7 @@ const json* point(const json& rec, const std::string& tensor) {
 TEST_CASE("quantize mode=dynamic: MatMul/Gemm with int8 weights and run-time uint8 activations, names kept") {
   ir::Model m = test::dynamic_block();
   const auto want = test::run_cpu(m, feeds(1));
-  const auto res = test::run_quantize(m, {{"mode", "dynamic"}});
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}});
   const ir::Graph& g = *m.graph;
   CHECK(test::count_ops(m, "DynamicQuantizeLinear") == 3);  // x (read by proj_q and proj_k), h, z
   CHECK(test::count_ops(m, "MatMulInteger") == 4);
@@ -99,7 +99,7 @@ TEST_CASE("quantize mode=dynamic: MatMul/Gemm with int8 weights and run-time uin
   // Replay from the record: the same graph, with no data.
   ir::Model again = test::dynamic_block();
   const json rec = res.record;
-  const auto rr = test::run_quantize(again, {{"mode", "dynamic"}}, &rec);
+  const auto rr = test::run_quantize(again, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}}, &rec);
   CHECK(rr.stats == res.stats);
   CHECK(test::max_abs_diff(test::run_cpu(again, feeds(2)), test::run_cpu(m, feeds(2))) == 0.0);
   CHECK(test::count_ops(again, "MatMulInteger") == 4);
@@ -260,7 +260,7 @@ TEST_CASE("quantize mode=dynamic: a MatMul reading a GELU output keeps a float i
     return m;
   };
   ir::Model m = build();
-  const auto res = test::run_quantize(m, {{"mode", "dynamic"}});
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}});
   CHECK(res.stats["layers_dynamic"] == 1);
   CHECK(res.stats["layers_float_input"] == 1);
   CHECK(test::count_ops(m, "MatMulInteger") == 1);  // up
@@ -278,10 +278,15 @@ TEST_CASE("quantize mode=dynamic: a MatMul reading a GELU output keeps a float i
   // Replay: the same graph with no data.
   ir::Model again = build();
   const json rec = res.record;
-  test::run_quantize(again, {{"mode", "dynamic"}}, &rec);
+  test::run_quantize(again, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}}, &rec);
   CHECK(test::max_abs_diff(test::run_cpu(again, test::random_feeds(again, 3)), test::run_cpu(m, test::random_feeds(m, 3))) == 0.0);
   // float_gelu_inputs=false: both layers are quantized at run time.
   ir::Model off = build();
-  CHECK(test::run_quantize(off, {{"mode", "dynamic"}, {"float_gelu_inputs", "false"}}).stats["layers_dynamic"] == 2);
+  CHECK(test::run_quantize(off, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}, {"float_gelu_inputs", "false"}})
+            .stats["layers_dynamic"] == 2);
   CHECK(test::count_ops(off, "MatMulInteger") == 2);
+  // Per-token ranges (the default) need no float island: both layers run at run time.
+  ir::Model tok = build();
+  CHECK(test::run_quantize(tok, {{"mode", "dynamic"}}).stats["layers_dynamic"] == 2);
+  CHECK(test::count_ops(tok, "MatMulInteger") == 2);
 }

@@ -1,0 +1,128 @@
+// quantize{mode=dynamic dynamic_activations=per_token} (the default): each row of a quantized
+// activation is centred and scaled to [-1, 1] by its own run-time min/max before
+// DynamicQuantizeLinear, and the MatMul/Gemm outputs are rescaled row by row (plus the centre times
+// the weight's column sums). Checks the graph form (one set of row statistics per activation
+// however many layers read it, ReduceMax axes as an attribute before opset 18 and an input from
+// it), the record (per_token on the point) and its replay, and that one outlier row no longer
+// costs the other rows their precision, which is what a per-tensor range does.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "support/graph_builder.h"
+#include "transforms/quantize/dynamic_block.h"
+#include "transforms/quantize/quantize_test_util.h"
+
+using namespace mcc;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+std::vector<std::pair<std::string, backends::RValue>> feeds(uint32_t seed) {
+  std::vector<std::pair<std::string, backends::RValue>> f;
+  for (auto& [n, t] : test::dynamic_block_inputs(seed)) f.emplace_back(n, backends::RValue::of(t));
+  return f;
+}
+
+/// y = MatMul(x[R, 64], W[64, 16]) at `opset`.
+ir::Model one_matmul(int64_t opset) {
+  ir::Model m = test::empty_model(opset);
+  ir::Graph& g = *m.graph;
+  ir::Value& x = test::add_input(g, "x", {8, 64});
+  auto& mm = test::add_node(g, "MatMul", "mm", {&x, &test::add_random_init(g, "W", {64, 16}, 31)}, {"y"}, opset);
+  test::mark_output(g, *mm.outputs[0]);
+  return m;
+}
+
+/// Rows of x uniform in [-1, 1] plus 0.5, except row 0, which runs 100x larger.
+ir::Tensor outlier_rows() {
+  ir::Tensor x = test::random_tensor({8, 64}, 77, -1.f, 1.f);
+  auto d = x.mutable_data<float>();
+  for (size_t i = 0; i < d.size(); ++i) d[i] = i < 64 ? d[i] * 100.f : d[i] + 0.5f;
+  return x;
+}
+
+/// Largest |got - want| over rows 1..7 of a [8, 16] output, relative to the largest |want| there.
+double rest_error(const ir::Tensor& got, const ir::Tensor& want) {
+  const auto g = got.data<float>(), w = want.data<float>();
+  double err = 0, ref = 0;
+  for (size_t i = 16; i < g.size(); ++i) {
+    err = std::max(err, std::fabs(double(g[i]) - w[i]));
+    ref = std::max(ref, std::fabs(double(w[i])));
+  }
+  return err / ref;
+}
+
+}  // namespace
+
+TEST_CASE("quantize mode=dynamic per_token: row statistics once per activation, outputs rescaled per row, replayed") {
+  ir::Model m = test::dynamic_block();
+  const auto want = test::run_cpu(m, feeds(1));
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}});
+  CHECK(test::count_ops(m, "DynamicQuantizeLinear") == 3);  // x (proj_q and proj_k), h, z
+  CHECK(test::count_ops(m, "ReduceMax") == 3);
+  CHECK(test::count_ops(m, "ReduceMin") == 3);
+  CHECK(test::count_ops(m, "MatMulInteger") == 4);
+  // The row statistics keep the last axis (keepdims, axes as an attribute at opset 17).
+  for (const ir::Node* n : m.graph->nodes())
+    if (n->op_type == "ReduceMax") {
+      CHECK(n->attr_int("keepdims", 0) == 1);
+      CHECK(n->attr_ints("axes") == std::vector<int64_t>{-1});
+      CHECK(n->inputs.size() == 1);
+    }
+  // Outputs keep their names; the last op of a projection adds the centre term, a Gemm's bias follows.
+  CHECK(m.graph->find_value("q")->producer->op_type == "Add");
+  CHECK(m.graph->find_value("Y2")->producer->op_type == "Add");
+  CHECK(m.graph->find_value("Wg_column_sums")->initializer->dims() == std::vector<int64_t>{8});
+  bool per_token = false;
+  for (const auto& p : res.record["points"])
+    if (p["tensor"] == "x") per_token = p.value("per_token", false);
+  CHECK(per_token);
+  const auto got = test::run_cpu(m, feeds(1));
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double c = test::cosine(got[i], want[i]);
+    MESSAGE("output " << i << ": cosine vs float " << c);
+    CHECK(c > 0.999);
+  }
+  // Replay from the record with no data: the same numbers.
+  ir::Model again = test::dynamic_block();
+  const json rec = res.record;
+  test::run_quantize(again, {{"mode", "dynamic"}}, &rec);
+  CHECK(test::max_abs_diff(test::run_cpu(again, feeds(2)), test::run_cpu(m, feeds(2))) == 0.0);
+  CHECK(test::count_ops(again, "ReduceMin") == 3);
+}
+
+TEST_CASE("quantize mode=dynamic per_token: one outlier row leaves the other rows their precision") {
+  const ir::Tensor x = outlier_rows();
+  ir::Model ref = one_matmul(13);
+  const ir::Tensor want = test::run_cpu(ref, {{"x", backends::RValue::of(x)}}).at(0);
+  ir::Model tensor_wise = one_matmul(13), token_wise = one_matmul(13);
+  test::run_quantize(tensor_wise, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}});
+  test::run_quantize(token_wise, {{"mode", "dynamic"}});
+  const double e_tensor = rest_error(test::run_cpu(tensor_wise, {{"x", backends::RValue::of(x)}}).at(0), want);
+  const double e_token = rest_error(test::run_cpu(token_wise, {{"x", backends::RValue::of(x)}}).at(0), want);
+  MESSAGE("relative error on the ordinary rows: per tensor " << e_tensor << ", per token " << e_token);
+  CHECK(e_token < 0.02);
+  CHECK(e_tensor > 10 * e_token);
+}
+
+TEST_CASE("quantize mode=dynamic per_token: opset 18 takes ReduceMax axes as an input; a constant row stays finite") {
+  ir::Model m = one_matmul(18);
+  test::run_quantize(m, {{"mode", "dynamic"}});
+  int reduces = 0;
+  for (const ir::Node* n : m.graph->nodes())
+    if (n->op_type == "ReduceMax" || n->op_type == "ReduceMin") {
+      ++reduces;
+      CHECK_FALSE(n->has_attr("axes"));
+      REQUIRE(n->inputs.size() == 2);
+      CHECK(n->inputs[1]->initializer);
+    }
+  CHECK(reduces == 2);
+  ir::Tensor x = ir::Tensor::allocate(ir::DType::F32, {8, 64});
+  for (float& v : x.mutable_data<float>()) v = 3.f;  // every row constant: half range 0
+  const ir::Tensor y = test::run_cpu(m, {{"x", backends::RValue::of(x)}}).at(0);
+  ir::Model f = one_matmul(18);
+  const ir::Tensor want = test::run_cpu(f, {{"x", backends::RValue::of(x)}}).at(0);
+  for (float v : y.data<float>()) CHECK(std::isfinite(v));
+  CHECK(test::cosine(y, want) > 0.999);
+}
