@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "cli/printable_output.h"
+#include "io/terminal.h"
 
 namespace mcc::cli {
 namespace {
@@ -48,7 +48,7 @@ void print_check_lines(const nlohmann::ordered_json& record) {
     const std::string metric = c.value("metric", "");
     const std::string out = c.value("output", "");
     if (metric == "none") {
-      print_out("check: output '%s' not measured (%s)\n", out.c_str(), c.value("why", "").c_str());
+      io::print_out("check: output '%s' not measured (%s)\n", out.c_str(), c.value("why", "").c_str());
       continue;
     }
     const bool lower = metric == "top1_drop_points";
@@ -57,9 +57,9 @@ void print_check_lines(const nlohmann::ordered_json& record) {
     line += " on " + std::to_string(c.value("samples", 0)) + (held_back ? " held-back" : "") + " sample(s)";
     if (c.contains("worst_sample_cosine")) line += " (worst sample " + num(c["worst_sample_cosine"]) + ")";
     if (lower) line += " (top-1 " + num(c["top1"]) + "% vs " + num(c["reference_top1"]) + "% for the input model)";
-    print_out("%s: %s\n", line.c_str(), verdict_word(c.value("verdict", "")).c_str());
+    io::print_out("%s: %s\n", line.c_str(), verdict_word(c.value("verdict", "")).c_str());
   }
-  print_out("check: verdict %s\n", verdict_word(record.value("verdict", "")).c_str());
+  io::print_out("check: verdict %s\n", verdict_word(record.value("verdict", "")).c_str());
 }
 
 std::string default_check_report_path(const std::string& output) {

@@ -14,13 +14,12 @@
 
 #include "backends/executor.h"
 #include "cli/bench_device_stats.h"
-#include "cli/json_text.h"
-#include "cli/printable_output.h"
-#include "cli/backend_select.h"
+#include "io/json_text.h"
+#include "io/terminal.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
-#include "cli/file_util.h"
-#include "cli/sample_source.h"
+#include "io/files.h"
+#include "io/samples.h"
 
 namespace mcc::cli {
 
@@ -56,13 +55,13 @@ double peak_rss_mb() {
 int run_bench(const BenchOptions& o) {
   if (o.runs < 1) throw UsageError("--runs " + std::to_string(o.runs) + ": must be at least 1");
   if (o.warmup < 0) throw UsageError("--warmup " + std::to_string(o.warmup) + ": must be 0 or more");
-  ShapeOverrides shape_over;
-  for (const auto& d : o.dims) parse_dim_flag(d, shape_over);
-  for (const auto& s : o.shapes) parse_shape_flag(s, shape_over);
-  InputModel model = load_input_model(o.model, false, false);
+  io::ShapeOverrides shape_over;
+  for (const auto& d : o.dims) io::parse_dim_flag(d, shape_over);
+  for (const auto& s : o.shapes) io::parse_shape_flag(s, shape_over);
+  io::InputModel model = io::load_input_model(o.model, false, false);
   const ir::Graph& g = *model.model.graph;
-  ir::BoundSample s = o.inputs.empty() ? random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), 0)
-                                       : ir::bind_sample(g, ir::load_sample(sample_dirs(o.inputs, 1).front(), false));
+  ir::BoundSample s = o.inputs.empty() ? io::random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), 0)
+                                       : ir::bind_sample(g, ir::load_sample(io::sample_dirs(o.inputs, 1).front(), false));
   std::vector<std::pair<std::string, backends::RValue>> feeds;
   for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(t));
 
@@ -123,23 +122,23 @@ int run_bench(const BenchOptions& o) {
       nj.push_back({{"node", nodes[i].node->name}, {"op", nodes[i].node->op_type}, {"ms_per_run", nodes[i].seconds / runs * 1000.0}});
     j["profile_by_node"] = nj;
   }
-  if (!o.report.empty()) write_file_atomically(o.report, dump_json(j, 2) + "\n");
+  if (!o.report.empty()) io::write_file_atomically(o.report, io::dump_json(j, 2) + "\n");
   if (o.json) {
-    std::cout << dump_json(j, 2) << "\n";
+    std::cout << io::dump_json(j, 2) << "\n";
   } else {
-    print_out("%s on %s, %d thread(s), %d warm-up + %d runs\n", o.model.c_str(), o.backend.c_str(), exec.threads(), o.warmup, o.runs);
-    print_out("latency ms: median %.3f  p90 %.3f  mean %.3f  min %.3f  max %.3f\n", pct(0.5), pct(0.9), mean,
+    io::print_out("%s on %s, %d thread(s), %d warm-up + %d runs\n", o.model.c_str(), o.backend.c_str(), exec.threads(), o.warmup, o.runs);
+    io::print_out("latency ms: median %.3f  p90 %.3f  mean %.3f  min %.3f  max %.3f\n", pct(0.5), pct(0.9), mean,
                 sorted.front(), sorted.back());
-    print_out("throughput: %.1f runs/s   peak RSS: %.1f MB\n", 1000.0 / pct(0.5), peak_mb);
-    if (on_device) print_out("%s", render_bench_device_stats(j).c_str());
+    io::print_out("throughput: %.1f runs/s   peak RSS: %.1f MB\n", 1000.0 / pct(0.5), peak_mb);
+    if (on_device) io::print_out("%s", render_bench_device_stats(j).c_str());
     if (j.contains("profile_by_op")) {
-      print_out("\n%-24s %6s %12s %7s\n", "op", "nodes", "ms/run", "share");
+      io::print_out("\n%-24s %6s %12s %7s\n", "op", "nodes", "ms/run", "share");
       for (const auto& e : j["profile_by_op"])
-        print_out("%-24s %6d %12.3f %6.1f%%\n", e["op"].get<std::string>().c_str(), e["nodes"].get<int>(),
+        io::print_out("%-24s %6d %12.3f %6.1f%%\n", e["op"].get<std::string>().c_str(), e["nodes"].get<int>(),
                     e["ms_per_run"].get<double>(), 100.0 * e["share"].get<double>());
-      print_out("\n%-40s %-20s %12s\n", "node", "op", "ms/run");
+      io::print_out("\n%-40s %-20s %12s\n", "node", "op", "ms/run");
       for (const auto& e : j["profile_by_node"])
-        print_out("%-40s %-20s %12.3f\n", e["node"].get<std::string>().c_str(), e["op"].get<std::string>().c_str(),
+        io::print_out("%-40s %-20s %12.3f\n", e["node"].get<std::string>().c_str(), e["op"].get<std::string>().c_str(),
                     e["ms_per_run"].get<double>());
     }
   }

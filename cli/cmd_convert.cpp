@@ -5,7 +5,7 @@
 // written and is never overwritten. --state replays a saved state: same canonical pipeline, each
 // stage handed its own record, so the output is byte-identical to the run that wrote the state.
 #include "cli/cmd_convert.h"
-#include "cli/json_text.h"
+#include "io/json_text.h"
 
 #include <spdlog/spdlog.h>
 
@@ -17,10 +17,10 @@
 #include "cli/check_report.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
-#include "cli/file_util.h"
-#include "cli/printable_output.h"
-#include "cli/sha256.h"
-#include "cli/sidecar.h"
+#include "io/files.h"
+#include "io/terminal.h"
+#include "io/sha256.h"
+#include "io/sidecar.h"
 #include "ir/onnx_io.h"
 #include "ir/verifier.h"
 #include "transforms/check/check.h"
@@ -40,7 +40,7 @@ std::string folder_of(const std::string& path) {
 
 void print_dry_run(const transforms::Pipeline& p, bool json) {
   if (json)
-    std::cout << dump_json(nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}, 2) << "\n";
+    std::cout << io::dump_json(nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}, 2) << "\n";
   else
     std::cout << p.to_string() << "\n";
 }
@@ -59,8 +59,8 @@ void report_failed_check(const ConvertOptions& o, transforms::check::CheckFailed
   const std::string path = o.report_path.empty() ? default_check_report_path(o.output) : o.report_path;
   nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const auto& c : e.record().value("checks", nlohmann::ordered_json::array())) checks.push_back(c);
-  write_file_atomically(path, dump_json(check_report(o.pipeline, checks, o.escalation, false), 2) + "\n");
-  if (!o.json) print_out("check: figures written to %s; no model was written\n", path.c_str());
+  io::write_file_atomically(path, io::dump_json(check_report(o.pipeline, checks, o.escalation, false), 2) + "\n");
+  if (!o.json) io::print_out("check: figures written to %s; no model was written\n", path.c_str());
 }
 
 }  // namespace
@@ -68,15 +68,15 @@ void report_failed_check(const ConvertOptions& o, transforms::check::CheckFailed
 int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registry) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string sidecar =
-      o.sidecar_path.empty() ? default_sidecar_path(o.output) : o.sidecar_path;
+      o.sidecar_path.empty() ? io::default_sidecar_path(o.output) : o.sidecar_path;
   // Everything the user could have got wrong is checked before any work is done.
-  check_output_path(o.output, "-o");
-  check_output_path(sidecar, "--sidecar");
-  if (same_file(o.input, o.output))
+  io::check_output_path(o.output, "-o");
+  io::check_output_path(sidecar, "--sidecar");
+  if (io::same_file(o.input, o.output))
     throw UsageError(
         o.output +
         ": -o names the input model; mcc never overwrites its input, choose another output path");
-  if (same_file(sidecar, o.input) || same_file(sidecar, o.output))
+  if (io::same_file(sidecar, o.input) || io::same_file(sidecar, o.output))
     throw UsageError(
         sidecar + ": the sidecar path names the input or output model; choose another --sidecar");
   transforms::Pipeline pipeline;
@@ -92,13 +92,13 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
 
   // Read the input fully; detach external data when the output goes to the same folder, so that
   // writing the output's data files cannot pull bytes from under the loaded model.
-  const bool same_folder = same_file(folder_of(o.input), folder_of(o.output));
-  InputModel in = load_input_model(o.input, same_folder, /*with_sha256=*/true);
+  const bool same_folder = io::same_file(folder_of(o.input), folder_of(o.output));
+  io::InputModel in = io::load_input_model(o.input, same_folder, /*with_sha256=*/true);
   spdlog::debug("loaded {} ({} bytes, sha256 {})", o.input, in.size, in.sha256);
 
   nlohmann::ordered_json state_in;
   if (!o.state_path.empty()) {
-    state_in = read_sidecar(o.state_path);
+    state_in = io::read_sidecar(o.state_path);
     const std::string want = state_in["input"]["sha256"].get<std::string>();
     if (want != in.sha256)
       throw ModelError(o.state_path + ": recorded for another input model (sha256 " +
@@ -147,12 +147,12 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
     e.add_context("writing " + o.output);
     throw;
   }
-  SidecarRecord rec;
+  io::SidecarRecord rec;
   rec.input_path = o.input;
   rec.input_size = in.size;
   rec.input_sha256 = in.sha256;
   rec.output_path = o.output;
-  rec.output_sha256 = sha256_file_hex(o.output);
+  rec.output_sha256 = io::sha256_file_hex(o.output);
   rec.pipeline = pipeline.to_string();
   for (const auto& r : records) {
     rec.stages.push_back(r.to_json());
@@ -162,16 +162,16 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   rec.escalation = o.escalation;
   if (!o.state_path.empty() && state_in.contains("escalation")) rec.escalation = state_in["escalation"];
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto state = make_sidecar(rec);
+  const auto state = io::make_sidecar(rec);
   try {
-    write_file_atomically(sidecar, dump_sidecar(state));
+    io::write_file_atomically(sidecar, io::dump_sidecar(state));
   } catch (...) {
     std::error_code ec;
     fs::remove(o.output, ec);  // no output without its state (the input is never o.output)
     throw;
   }
   if (!o.report_path.empty())
-    write_file_atomically(o.report_path, dump_json(check_report(rec.pipeline, rec.checks, rec.escalation, true), 2) + "\n");
+    io::write_file_atomically(o.report_path, io::dump_json(check_report(rec.pipeline, rec.checks, rec.escalation, true), 2) + "\n");
   spdlog::info("wrote {} and {}", o.output, sidecar);
   if (!o.state_path.empty() && state_in.contains("output") && state_in["output"].is_object() &&
       state_in["output"].value("sha256", "") != rec.output_sha256)
@@ -185,14 +185,14 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   if (o.json) {
     nlohmann::ordered_json r = state;
     r["sidecar"] = sidecar;
-    std::cout << dump_json(r, 2) << "\n";
+    std::cout << io::dump_json(r, 2) << "\n";
   } else {
     std::cout << "pipeline: " << (rec.pipeline.empty() ? "(empty)" : rec.pipeline) << "\n"
               << "output:   " << o.output << "  sha256 " << rec.output_sha256 << "\n"
               << "state:    " << sidecar << "\n";
     for (const auto& r : records)
       if (r.pass == "check") {
-        if (!o.state_path.empty()) print_out("check: replayed the recorded verdict (replay runs no data)\n");
+        if (!o.state_path.empty()) io::print_out("check: replayed the recorded verdict (replay runs no data)\n");
         print_check_lines(r.record);
       }
   }

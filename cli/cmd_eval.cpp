@@ -17,17 +17,16 @@
 
 #include "backends/compare.h"
 #include "backends/executor.h"
-#include "cli/backend_select.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "cli/eval_top1.h"
 #include "cli/eval_html.h"
 #include "cli/eval_verdict.h"
-#include "cli/file_util.h"
-#include "cli/json_text.h"
+#include "io/files.h"
+#include "io/json_text.h"
 #include "cli/per_layer.h"
-#include "cli/printable_output.h"
-#include "cli/sample_source.h"
+#include "io/terminal.h"
+#include "io/samples.h"
 #include "ir/npy.h"
 
 namespace fs = std::filesystem;
@@ -81,13 +80,13 @@ int run_eval(const EvalOptions& o) {
   if (!o.labels.empty() && o.random_seed >= 0) throw UsageError("--labels scores the samples of a folder; --random has none");
   if (o.max_top1_drop >= 0 && !have_golden && !have_ref)
     throw UsageError("--max-top1-drop compares with a reference: add --reference MODEL (or use --golden DIR)");
-  ShapeOverrides shape_over;
-  for (const auto& d : o.dims) parse_dim_flag(d, shape_over);
-  for (const auto& s : o.shapes) parse_shape_flag(s, shape_over);
+  io::ShapeOverrides shape_over;
+  for (const auto& d : o.dims) io::parse_dim_flag(d, shape_over);
+  for (const auto& s : o.shapes) io::parse_shape_flag(s, shape_over);
 
-  InputModel model = load_input_model(o.model, false, false);
-  std::unique_ptr<InputModel> ref;
-  if (have_ref) ref = std::make_unique<InputModel>(load_input_model(o.reference, false, false));
+  io::InputModel model = io::load_input_model(o.model, false, false);
+  std::unique_ptr<io::InputModel> ref;
+  if (have_ref) ref = std::make_unique<io::InputModel>(io::load_input_model(o.reference, false, false));
   const ir::Graph& g = *model.model.graph;
   if (ref && ref->model.graph->outputs.size() != g.outputs.size())
     throw ModelError(o.reference + ": the reference has " + std::to_string(ref->model.graph->outputs.size()) +
@@ -119,7 +118,7 @@ int run_eval(const EvalOptions& o) {
     if (ec || !fs::is_directory(o.save_outputs)) throw UsageError("--save-outputs '" + o.save_outputs + "': cannot create the folder");
   }
   if (!o.html.empty() && !o.per_layer) throw UsageError("--html draws the per-layer comparison: add --per-layer");
-  if (!o.html.empty()) check_output_path(o.html, "--html");
+  if (!o.html.empty()) io::check_output_path(o.html, "--html");
   std::unique_ptr<PerLayerComparator> per_layer;
   if (o.per_layer) {
     per_layer = std::make_unique<PerLayerComparator>(model.model, ref->model);
@@ -132,21 +131,21 @@ int run_eval(const EvalOptions& o) {
 
   std::vector<std::string> dirs;
   const std::string data_dir = have_golden ? o.golden : o.inputs;
-  if (!data_dir.empty()) dirs = sample_dirs(data_dir, o.max_samples);
+  if (!data_dir.empty()) dirs = io::sample_dirs(data_dir, o.max_samples);
   const size_t n_samples = data_dir.empty() ? static_cast<size_t>(std::max(1, o.random_count)) : dirs.size();
   std::optional<Top1Accuracy> top1_acc;
   if (!o.labels.empty()) {
     std::vector<std::string> names;
     for (const auto& a : agg) names.push_back(a.name);
-    top1_acc.emplace(labels_for_samples(o.labels, data_dir, sample_dirs(data_dir, 0).size(), dirs.size()), names);
+    top1_acc.emplace(labels_for_samples(o.labels, data_dir, io::sample_dirs(data_dir, 0).size(), dirs.size()), names);
   }
   int compared = 0;
 
   for (size_t i = 0; i < n_samples; ++i) {
     ir::BoundSample s = data_dir.empty()
-                            ? random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), static_cast<int>(i))
+                            ? io::random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), static_cast<int>(i))
                             : ir::bind_sample(g, ir::load_sample(dirs[i], have_golden || o.reference.empty()), true);
-    auto outs = exec.run(to_feeds(s));
+    auto outs = exec.run(io::to_feeds(s));
     if (!o.save_outputs.empty()) {
       const fs::path d = fs::path(o.save_outputs) / s.name;
       fs::create_directories(d);
@@ -158,12 +157,12 @@ int run_eval(const EvalOptions& o) {
     }
     std::vector<std::optional<backends::RValue>> want(outs.size());
     if (ref) {
-      auto r = ref_exec->run(to_feeds(s));
+      auto r = ref_exec->run(io::to_feeds(s));
       for (size_t k = 0; k < r.size(); ++k) want[k] = std::move(r[k]);
       if (per_layer) per_layer->end_sample();
     } else {
       for (size_t k = 0; k < outs.size(); ++k)
-        if (s.expected[k]) want[k] = to_rvalue(*s.expected[k]);
+        if (s.expected[k]) want[k] = io::to_rvalue(*s.expected[k]);
       if (have_golden && std::none_of(want.begin(), want.end(), [](const auto& w) { return w.has_value(); }))
         throw ModelError(dirs[i] + ": no expected outputs (output_K.pb / output_K.npy / <output name>.npy)");
     }
@@ -238,38 +237,38 @@ int run_eval(const EvalOptions& o) {
     layers = per_layer->finish(o.per_layer_exclude);
     report["per_layer"] = per_layer_json(*layers, o.per_layer_top);
   }
-  if (!o.report.empty()) write_file_atomically(o.report, dump_json(report, 2) + "\n");
+  if (!o.report.empty()) io::write_file_atomically(o.report, io::dump_json(report, 2) + "\n");
   if (!o.html.empty()) {
     // The histogram pass runs the reference again over the same samples.
-    auto each_sample = [&](const std::function<void(const SampleFeeds&)>& visit) {
+    auto each_sample = [&](const std::function<void(const io::SampleFeeds&)>& visit) {
       for (size_t i = 0; i < n_samples; ++i) {
         ir::BoundSample s = data_dir.empty()
-                                ? random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), static_cast<int>(i))
+                                ? io::random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), static_cast<int>(i))
                                 : ir::bind_sample(g, ir::load_sample(dirs[i], false), true);
-        visit(to_feeds(s));
+        visit(io::to_feeds(s));
       }
     };
     write_eval_html(o.html, {report, *layers, model.model, ref->model, *ref_exec, each_sample});
   }
 
   if (o.json) {
-    std::cout << dump_json(report, 2) << "\n";
+    std::cout << io::dump_json(report, 2) << "\n";
   } else {
-    print_out("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
+    io::print_out("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
     if (compared == 0) {
-      print_out("no expected outputs to compare%s\n", nothing ? "; outputs saved" : "");
+      io::print_out("no expected outputs to compare%s\n", nothing ? "; outputs saved" : "");
     } else {
-      print_out("rules: %s\n", describe_rules(rules).c_str());
-      print_out("%-28s %10s %10s %10s %10s %9s %6s  %s\n", "output", "max_abs", "max_rel", "mean_abs", "cosine", "snr_db", "top1", "verdict");
+      io::print_out("rules: %s\n", describe_rules(rules).c_str());
+      io::print_out("%-28s %10s %10s %10s %10s %9s %6s  %s\n", "output", "max_abs", "max_rel", "mean_abs", "cosine", "snr_db", "top1", "verdict");
       for (const auto& a : agg) {
         if (a.samples == 0) continue;
         std::string top1 = a.top1_total ? std::to_string(100 * a.top1_agree / a.top1_total) + "%" : "-";
-        print_out("%-28s %10.3g %10.3g %10.3g %10.6f %9.2f %6s  %s\n", a.name.c_str(), a.max_abs, a.max_rel,
+        io::print_out("%-28s %10.3g %10.3g %10.3g %10.6f %9.2f %6s  %s\n", a.name.c_str(), a.max_abs, a.max_rel,
                     a.mean_abs_sum / a.samples, a.min_cosine, a.min_snr, top1.c_str(), a.failed ? "FAIL" : "pass");
       }
       for (const auto& a : agg)
         if (rules.row_cosine(a.name) && a.rows > 0)
-          print_out("%-28s row cosine over %lld rows: mean %.6f, min %.6f\n", a.name.c_str(), static_cast<long long>(a.rows),
+          io::print_out("%-28s row cosine over %lld rows: mean %.6f, min %.6f\n", a.name.c_str(), static_cast<long long>(a.rows),
                     a.row_cosine_sum / static_cast<double>(a.rows), a.row_cosine_min);
       if (rules.atol_scaled) {
         std::string used;
@@ -278,11 +277,11 @@ int run_eval(const EvalOptions& o) {
           std::snprintf(v, sizeof v, "%.3g", a.atol_used);
           if (a.atol_used > 0) used += (used.empty() ? "" : ", ") + a.name + " " + v;
         }
-        if (!used.empty()) print_out("allclose atol applied (largest per output): %s\n", used.c_str());
+        if (!used.empty()) io::print_out("allclose atol applied (largest per output): %s\n", used.c_str());
       }
     }
     if (top1_acc) print_top1(top1_rows, top1_limits, o.labels, have_golden ? "golden" : "reference");
-    if (compared > 0 || top1_acc) print_out("verdict: %s\n", all_ok && top1_ok ? "PASS" : "FAIL");
+    if (compared > 0 || top1_acc) io::print_out("verdict: %s\n", all_ok && top1_ok ? "PASS" : "FAIL");
     if (layers) print_per_layer(*layers, o.per_layer_top);
   }
   if (!all_ok) {

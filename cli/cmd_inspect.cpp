@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "cli/common_flags.h"
-#include "cli/json_text.h"
+#include "io/json_text.h"
 #include "cli/commands.h"
-#include "cli/file_util.h"
+#include "io/files.h"
 #include "cli/model_summary.h"
 #include "cli/placement_report.h"
 #include "backends/backend_registry.h"
@@ -24,10 +24,10 @@ struct InspectOptions {
 };
 
 int run_inspect(const InspectOptions& o) {
-  InputModel in = load_input_model(o.input, /*detach_external=*/false, /*with_sha256=*/false);
+  io::InputModel in = io::load_input_model(o.input, /*detach_external=*/false, /*with_sha256=*/false);
   if (o.dump) {
     const std::string text = ir::print_model(in.model);
-    if (o.json) std::cout << dump_json(nlohmann::ordered_json{{"path", o.input}, {"ir", text}}, 2) << "\n";
+    if (o.json) std::cout << io::dump_json(nlohmann::ordered_json{{"path", o.input}, {"ir", text}}, 2) << "\n";
     else std::cout << text;
     return 0;
   }
@@ -39,7 +39,7 @@ int run_inspect(const InspectOptions& o) {
     summary["placement"] = placement_json(report);
     placement_text = render_placement(report);
   }
-  if (o.json) std::cout << dump_json(summary, 2) << "\n";
+  if (o.json) std::cout << io::dump_json(summary, 2) << "\n";
   else std::cout << render_summary(summary) << placement_text;
   return 0;
 }

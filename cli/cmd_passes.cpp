@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "cli/common_flags.h"
-#include "cli/json_text.h"
+#include "io/json_text.h"
 #include "cli/commands.h"
 #include "transforms/pipeline/pass_registry.h"
 #include "transforms/pipeline/pipeline.h"
@@ -72,7 +72,7 @@ void add_passes_command(CLI::App& app, CommandSlot& slot) {
     slot.set([opt] {
       const auto& r = transforms::builtin_passes();
       if (opt->json)
-        std::cout << dump_json(passes_json(r), 2) << "\n";
+        std::cout << io::dump_json(passes_json(r), 2) << "\n";
       else
         std::cout << passes_text(r);
       return 0;

@@ -23,13 +23,13 @@
 #include <memory>
 
 #include "cli/cmd_convert.h"
-#include "cli/file_util.h"
-#include "cli/printable_output.h"
+#include "io/files.h"
+#include "io/terminal.h"
 #include "cli/quantize_html.h"
 #include "cli/quantize_budget.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
-#include "cli/sidecar.h"
+#include "io/sidecar.h"
 #include "ir/errors.h"
 #include "transforms/pipeline/pipeline.h"
 #include "transforms/quantize/config.h"
@@ -190,8 +190,8 @@ int run_quantize(const QuantizeOptions& q) {
     if (!q.state_path.empty())
       throw UsageError("mcc quantize: --html draws the self-check's samples; a --state replay runs no data, drop --html");
     if (q.budget.no_check) throw UsageError("mcc quantize: --html shows the self-check's verdict; drop --no-check");
-    check_output_path(q.html, "--html");
-    if (same_file(q.html, q.input) || same_file(q.html, q.output))
+    io::check_output_path(q.html, "--html");
+    if (io::same_file(q.html, q.input) || io::same_file(q.html, q.output))
       throw UsageError(q.html + ": --html names the input or output model; choose another path");
   }
   if (!q.state_path.empty()) {
@@ -221,9 +221,9 @@ int run_quantize(const QuantizeOptions& q) {
     c.report_path = q.report_path;
     const int rc = run_with_budget(c, pipelines);
     if (!q.html.empty()) {
-      write_quantize_html(q.html, q.input, q.output, c.sidecar_path.empty() ? default_sidecar_path(q.output) : c.sidecar_path,
+      write_quantize_html(q.html, q.input, q.output, c.sidecar_path.empty() ? io::default_sidecar_path(q.output) : c.sidecar_path,
                           q.threads);
-      if (!q.json) print_out("html:     %s\n", q.html.c_str());
+      if (!q.json) io::print_out("html:     %s\n", q.html.c_str());
     }
     return rc;
   }

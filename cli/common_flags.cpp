@@ -1,10 +1,20 @@
 // Shared subcommand flags (see common_flags.h).
 #include "cli/common_flags.h"
 
+#include "backends/backend_registry.h"
+
 namespace mcc::cli {
 
 void add_backend_flag(CLI::App* sub, std::string& backend) {
   sub->add_option("--backend", backend, "cpu or cuda (default cpu)");
+}
+
+backends::ExecOptions exec_options(const std::string& backend, int threads) {
+  if (threads < 0) throw UsageError("--threads " + std::to_string(threads) + ": must be 0 (all cores) or more");
+  backends::ExecOptions o;
+  o.threads = threads;
+  o.backend = &backends::find_backend(backend);
+  return o;
 }
 
 void add_threads_flag(CLI::App* sub, int& threads, const std::string& purpose) {

@@ -6,9 +6,8 @@
 #include <limits>
 
 #include "cli/activation_histogram.h"
-#include "cli/backend_select.h"
-#include "cli/command_line.h"
-#include "cli/file_util.h"
+#include "io/command_line.h"
+#include "io/files.h"
 #include "cli/html_escape.h"
 #include "cli/quant_ranges.h"
 
@@ -30,21 +29,6 @@ std::string str(const nlohmann::ordered_json& j, const char* key) {
 
 }  // namespace
 
-backends::RValue to_rvalue(const ir::TestValue& v) {
-  switch (v.kind) {
-    case ir::TestValue::Kind::Sequence: return backends::RValue::sequence(v.seq);
-    case ir::TestValue::Kind::None: return backends::RValue::none();
-    default: return backends::RValue::of(v.tensor);
-  }
-}
-
-SampleFeeds to_feeds(ir::BoundSample& s) {
-  SampleFeeds feeds;
-  for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(t));
-  for (auto& [n, v] : s.value_feeds) feeds.emplace_back(n, to_rvalue(v));
-  return feeds;
-}
-
 HtmlReportData eval_html_data(const EvalHtmlInput& in) {
   const auto& j = in.report;
   HtmlReportData d;
@@ -54,7 +38,7 @@ HtmlReportData eval_html_data(const EvalHtmlInput& in) {
   d.rules = str(j, "rules");
   d.passed = j.value("passed", false);
   d.samples = j.contains("samples") && j["samples"].is_number() ? j["samples"].get<int>() : in.per_layer.samples;
-  d.command = command_line().empty() ? "(command line not recorded)" : shell_command(command_line());
+  d.command = io::command_line().empty() ? "(command line not recorded)" : io::shell_command(io::command_line());
   if (j.contains("outputs"))
     for (const auto& o : j["outputs"]) {
       HtmlOutputRow r;
@@ -97,7 +81,7 @@ HtmlReportData eval_html_data(const EvalHtmlInput& in) {
   if (!ranges.empty()) {
     ActivationHistograms hist(in.reference, ranges, in.bins);
     hist.attach(in.reference_exec);
-    in.for_each_sample([&](const SampleFeeds& feeds) { in.reference_exec.run(feeds); });
+    in.for_each_sample([&](const io::SampleFeeds& feeds) { in.reference_exec.run(feeds); });
     counted = hist.histograms();
   }
   for (const auto* l : worst) {
@@ -125,20 +109,21 @@ HtmlReportData eval_html_data(const EvalHtmlInput& in) {
 void write_eval_html(const std::string& path, const EvalHtmlInput& in) { write_html_report(path, eval_html_data(in)); }
 
 void write_comparison_html(const std::string& path, const ComparisonHtmlInput& in) {
-  const InputModel model = load_input_model(in.model, false, false);
-  const InputModel reference = load_input_model(in.reference, false, false);
-  const auto eopts = exec_options("cpu", in.threads);
+  const io::InputModel model = io::load_input_model(in.model, false, false);
+  const io::InputModel reference = io::load_input_model(in.reference, false, false);
+  backends::ExecOptions eopts;
+  eopts.threads = in.threads;
   backends::Executor exec(model.model, eopts), reference_exec(reference.model, eopts);
   PerLayerComparator compare(model.model, reference.model);
   compare.attach(exec, reference_exec);
   const ir::Graph& g = *model.model.graph;
-  const ForEachSample each_sample = [&](const std::function<void(const SampleFeeds&)>& visit) {
+  const ForEachSample each_sample = [&](const std::function<void(const io::SampleFeeds&)>& visit) {
     for (const auto& dir : in.sample_dirs) {
       ir::BoundSample s = ir::bind_sample(g, ir::load_sample(dir, false), true);
-      visit(to_feeds(s));
+      visit(io::to_feeds(s));
     }
   };
-  each_sample([&](const SampleFeeds& feeds) {
+  each_sample([&](const io::SampleFeeds& feeds) {
     exec.run(feeds);
     reference_exec.run(feeds);
     compare.end_sample();

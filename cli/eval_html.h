@@ -17,19 +17,14 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/executor.h"
-#include "ir/sample_data.h"
+#include "io/samples.h"
 #include "cli/html_report.h"
 #include "cli/per_layer.h"
 
 namespace mcc::cli {
 
-using SampleFeeds = std::vector<std::pair<std::string, backends::RValue>>;
 /// Calls its argument with the feeds of every sample, in order (the samples eval compared).
-using ForEachSample = std::function<void(const std::function<void(const SampleFeeds&)>&)>;
-
-/// A sample's inputs as executor feeds (tensors, sequences and optionals).
-backends::RValue to_rvalue(const ir::TestValue& v);
-SampleFeeds to_feeds(ir::BoundSample& s);
+using ForEachSample = std::function<void(const std::function<void(const io::SampleFeeds&)>&)>;
 
 struct EvalHtmlInput {
   const nlohmann::ordered_json& report;  // eval's JSON report: model, source, rules, samples, outputs, passed;

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "backends/compare.h"
-#include "cli/printable_output.h"
+#include "io/terminal.h"
 #include "ir/errors.h"
 #include "ir/labels.h"
 
@@ -108,14 +108,14 @@ void print_top1(const std::vector<Top1Row>& rows, const Top1Limits& limits, cons
   std::string lim;
   if (limits.max_drop) lim += ", max drop " + fmt(*limits.max_drop) + " points";
   if (limits.min_top1) lim += ", min " + fmt(*limits.min_top1) + " %";
-  print_out("top-1 accuracy against %s%s:\n", labels_path.c_str(), lim.c_str());
+  io::print_out("top-1 accuracy against %s%s:\n", labels_path.c_str(), lim.c_str());
   for (const auto& r : rows) {
-    print_out("  %-26s model %6.2f %% (%lld/%lld)", r.output.c_str(), r.accuracy(), static_cast<long long>(r.correct),
+    io::print_out("  %-26s model %6.2f %% (%lld/%lld)", r.output.c_str(), r.accuracy(), static_cast<long long>(r.correct),
               static_cast<long long>(r.samples));
     if (r.has_reference())
-      print_out(", %s %6.2f %% (%lld/%lld), drop %.2f points", reference.c_str(), r.reference_accuracy(),
+      io::print_out(", %s %6.2f %% (%lld/%lld), drop %.2f points", reference.c_str(), r.reference_accuracy(),
                 static_cast<long long>(r.ref_correct), static_cast<long long>(r.ref_samples), r.drop());
-    print_out("  %s\n", r.passed ? "pass" : ("FAIL: " + r.why).c_str());
+    io::print_out("  %s\n", r.passed ? "pass" : ("FAIL: " + r.why).c_str());
   }
 }
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cli/file_util.h"
+#include "io/files.h"
 #include "cli/html_escape.h"
 #include "cli/svg_chart.h"
 
@@ -238,7 +238,7 @@ std::string render_html_report(const HtmlReportData& d) {
 }
 
 void write_html_report(const std::string& path, const HtmlReportData& d) {
-  write_file_atomically(path, render_html_report(d));
+  io::write_file_atomically(path, render_html_report(d));
 }
 
 }  // namespace mcc::cli

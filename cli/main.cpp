@@ -6,9 +6,9 @@
 #include <iostream>
 #include <new>
 
-#include "cli/command_line.h"
+#include "io/command_line.h"
 #include "cli/commands.h"
-#include "cli/printable_output.h"
+#include "io/terminal.h"
 #include "ir/text_escape.h"
 #include "ir/errors.h"
 
@@ -33,8 +33,8 @@ void setup_logging(int verbose, bool quiet) {
 
 int main(int argc, char** argv) {
   using namespace mcc::cli;
-  install_printable_output();
-  set_command_line(argc, argv);
+  mcc::io::install_printable_output();
+  mcc::io::set_command_line(argc, argv);
   CLI::App app{"mcc: convert, compress and check ONNX models", "mcc"};
   app.require_subcommand(1);
   app.fallthrough();  // -q/-v work after the subcommand too

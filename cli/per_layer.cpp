@@ -2,7 +2,7 @@
 // exclusion rule).
 #include "cli/per_layer.h"
 #include "ir/dims_text.h"
-#include "cli/printable_output.h"
+#include "io/terminal.h"
 
 #include <algorithm>
 #include <cmath>
@@ -379,35 +379,35 @@ void print_per_layer(const PerLayerReport& r, size_t top) {
     wr = std::max(wr, l.ref_node.size() + l.ref_op.size() + 3);
   }
   wv = std::min<size_t>(wv, 40), wn = std::min<size_t>(wn, 40), wr = std::min<size_t>(wr, 40);
-  print_out("\nper-layer: %zu shared tensor(s) over %d sample(s), worst SNR first (SNR: power summed over samples;\n"
+  io::print_out("\nper-layer: %zu shared tensor(s) over %d sample(s), worst SNR first (SNR: power summed over samples;\n"
               "worst: lowest sample SNR; introduced: noise added by the layer over its worst input)\n",
               r.layers.size(), r.samples);
-  print_out("%4s  %-*s  %-*s  %-*s %9s %9s %10s %10s %10s %5s\n", "rank", static_cast<int>(wv), "value",
+  io::print_out("%4s  %-*s  %-*s  %-*s %9s %9s %10s %10s %10s %5s\n", "rank", static_cast<int>(wv), "value",
               static_cast<int>(wn), "node (op)", static_cast<int>(wr), "ref node", "snr_db", "worst_db", "cosine",
               "max_abs", "intro_db", "intro");
   for (size_t i = 0; i < shown; ++i) {
     const auto& l = r.layers[i];
     const std::string node = l.node + " (" + l.op + ")" + (l.exclude_targets.empty() ? "" : " q");
     const std::string ref = l.ref_node + " (" + l.ref_op + ")";
-    print_out("%4d  %-*.*s  %-*.*s  %-*.*s %9s %9s %10.6f %10.3g %10s %5d\n", l.rank, static_cast<int>(wv),
+    io::print_out("%4d  %-*.*s  %-*.*s  %-*.*s %9s %9s %10.6f %10.3g %10s %5d\n", l.rank, static_cast<int>(wv),
                 static_cast<int>(wv), l.value.c_str(), static_cast<int>(wn), static_cast<int>(wn), node.c_str(),
                 static_cast<int>(wr), static_cast<int>(wr), ref.c_str(), fmt_db(l.snr_db()).c_str(),
                 fmt_db(l.worst_snr_db).c_str(), l.min_cosine, l.max_abs, fmt_db(l.introduced_snr_db()).c_str(),
                 l.introduced_rank);
   }
-  if (shown < r.layers.size()) print_out("(%zu more; --per-layer-top 0 lists all)\n", r.layers.size() - shown);
-  for (const auto& s : r.skipped) print_out("not compared: %s\n", s.c_str());
+  if (shown < r.layers.size()) io::print_out("(%zu more; --per-layer-top 0 lists all)\n", r.layers.size() - shown);
+  for (const auto& s : r.skipped) io::print_out("not compared: %s\n", s.c_str());
   std::vector<const LayerStat*> intro;
   for (const auto& l : r.layers) intro.push_back(&l);
   std::sort(intro.begin(), intro.end(), [](const LayerStat* a, const LayerStat* b) { return a->introduced_rank < b->introduced_rank; });
-  print_out("where the error is introduced:");
+  io::print_out("where the error is introduced:");
   for (size_t i = 0; i < std::min<size_t>(5, intro.size()); ++i)
-    print_out("%s %s (%s dB)", i ? "," : "", intro[i]->node.c_str(), fmt_db(intro[i]->introduced_snr_db()).c_str());
-  print_out("\n");
+    io::print_out("%s %s (%s dB)", i ? "," : "", intro[i]->node.c_str(), fmt_db(intro[i]->introduced_snr_db()).c_str());
+  io::print_out("\n");
   if (r.exclude.empty())
-    print_out("no quantized layer stands out; no exclusion suggested\n");
+    io::print_out("no quantized layer stands out; no exclusion suggested\n");
   else
-    print_out("to keep these layers in float, re-run with: %s\n", r.stage_option.c_str());
+    io::print_out("to keep these layers in float, re-run with: %s\n", r.stage_option.c_str());
 }
 
 }  // namespace mcc::cli

@@ -6,7 +6,7 @@
 
 #include "cli/eval_html.h"
 #include "cli/html_escape.h"
-#include "cli/sidecar.h"
+#include "io/sidecar.h"
 #include "ir/errors.h"
 #include "ir/sample_data.h"
 #include "transforms/quantize/calibration.h"
@@ -41,7 +41,7 @@ std::string describe_budget(const json& record, const std::vector<std::string>& 
 
 void write_quantize_html(const std::string& path, const std::string& input, const std::string& output,
                          const std::string& sidecar, int threads) {
-  const json state = read_sidecar(sidecar);
+  const json state = io::read_sidecar(sidecar);
   const json* record = nullptr;
   if (state.contains("stages"))
     for (const auto& s : state["stages"])

@@ -3,7 +3,7 @@
 // --state` takes before it touches any model (cli/cmd_convert.cpp). An mcc error is a refusal; a
 // crash, sanitizer report, std:: exception (nlohmann's type errors included) or multi-line error
 // is a finding. The input sha256 check against the model is skipped (no model here).
-#include "cli/sidecar.h"
+#include "io/sidecar.h"
 #include "fuzz/fuzz_support.h"
 #include "transforms/pipeline/pass_manager.h"
 #include "transforms/pipeline/pipeline.h"
@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mcc;
   return fuzz::run_one([&] {
     const std::string path = fuzz::write_scratch("state.mcc.json", fuzz::bytes(data, size));
-    nlohmann::ordered_json state = cli::read_sidecar(path);
+    nlohmann::ordered_json state = io::read_sidecar(path);
     (void)state["input"]["sha256"].get<std::string>();
     transforms::Pipeline pipeline;
     try {

@@ -7,7 +7,7 @@
 //    newline and tab (C0, DEL, C1), which become `\xNN` per byte, as do bytes that are not UTF-8.
 //  - escape_bytes() / unescape_bytes(): a reversible form for JSON strings: `\` becomes `\\` and
 //    every byte that is not part of valid UTF-8 becomes `\xNN`. Applied only to JSON documents
-//    that hold at least one non-UTF-8 string (see cli/json_text.h), so ordinary files do not change.
+//    that hold at least one non-UTF-8 string (see io/json_text.h), so ordinary files do not change.
 // Lives in ir/ so that file readers (ir/npy.cpp) quote file text the same way.
 #pragma once
 #include <string>

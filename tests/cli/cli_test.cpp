@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/sha256.h"
+#include "io/sha256.h"
 #include "ir/graph.h"
 #include "ir/onnx_io.h"
 #include "support/paths.h"
@@ -156,9 +156,9 @@ TEST_CASE("cli: convert round-trips, writes the sidecar with the output's sha256
   CHECK(state["tool"]["name"] == "mcc");
   CHECK(state["input"]["path"] == in.string());
   CHECK(state["input"]["size"] == original.size());
-  CHECK(state["input"]["sha256"] == mcc::cli::sha256_hex(original));
+  CHECK(state["input"]["sha256"] == mcc::io::sha256_hex(original));
   CHECK(state["output"]["path"] == out.string());
-  CHECK(state["output"]["sha256"] == mcc::cli::sha256_file_hex(out.string()));
+  CHECK(state["output"]["sha256"] == mcc::io::sha256_file_hex(out.string()));
   CHECK(state["pipeline"] == "");
   CHECK(state["stages"] == json::array());
   CHECK(json::parse(r.out)["output"]["sha256"] == state["output"]["sha256"]);

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "cli/cmd_convert.h"
-#include "cli/sidecar.h"
+#include "io/sidecar.h"
 #include "ir/errors.h"
 #include "support/run_mcc.h"
 #include "transforms/pipeline/pipeline.h"
@@ -221,7 +221,7 @@ TEST_CASE("convert --state replays the pipeline byte for byte; another model's s
     json relabeled = s0;
     relabeled["stages"][1]["label"] = "other";
     json newer = s0;
-    newer["schema_version"] = mcc::cli::kSidecarSchemaVersion + 1;
+    newer["schema_version"] = mcc::io::kSidecarSchemaVersion + 1;
     json unknown = s0;
     unknown["pipeline"] = "fold,quantise";
     const std::pair<json, std::string> cases[] = {{relabeled, "stages[1] is stage 'other' (fp16)"},
@@ -304,7 +304,7 @@ TEST_CASE(
   // The sidecar's JSON text gives back the exact bits of any double (shortest round-trip form).
   for (double x : {0.1, 0.7 / 3, 1.0 / 3, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
                    -0.0, static_cast<double>(0.1f), 123456789.123456789}) {
-    const json back = json::parse(mcc::cli::dump_sidecar(json{{"x", x}}));
+    const json back = json::parse(mcc::io::dump_sidecar(json{{"x", x}}));
     const double y = back["x"].get<double>();
     CHECK(std::memcmp(&x, &y, sizeof x) == 0);
   }

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/sha256.h"
+#include "io/sha256.h"
 #include "support/run_mcc.h"
 
 namespace fs = std::filesystem;
@@ -51,6 +51,7 @@ constexpr AddedOption kAddedOptions[] = {{"quantize", "holdout", "0"},
                                          {"quantize", "gptq_block", "128"},
                                          {"quantize", "weight_format", "qdq"},
                                          {"quantize", "target", "generic"},
+                                         {"quantize", "dynamic_activations", "per_tensor"},
                                          {"fp16", "convert_embeddings", "false"}};
 
 /// Stats and record entries added after the fixtures were written, with the value they hold when
@@ -139,7 +140,7 @@ TEST_CASE("replay fixtures: states written by an earlier mcc replay and rerun by
     const ordered_json state = read_json(f);
     const fs::path input = mcc::test::source_dir() / state.at("input").at("path").get<std::string>();
     REQUIRE(fs::exists(input));
-    REQUIRE(mcc::cli::sha256_file_hex(input.string()) == state["input"]["sha256"].get<std::string>());
+    REQUIRE(mcc::io::sha256_file_hex(input.string()) == state["input"]["sha256"].get<std::string>());
     const std::string want = state.at("output").at("sha256").get<std::string>();
 
     // (1) replay from the state: no calibration data needed.
@@ -147,7 +148,7 @@ TEST_CASE("replay fixtures: states written by an earlier mcc replay and rerun by
     auto r = mcc::test::run_mcc({"convert", input.string(), "-o", replayed.string(), "--state", f.string(), "--threads",
                                  "1", "-q"});
     REQUIRE_MESSAGE(r.code == 0, r.err);
-    CHECK(mcc::cli::sha256_file_hex(replayed.string()) == want);
+    CHECK(mcc::io::sha256_file_hex(replayed.string()) == want);
     const ordered_json replay_state = read_json(tmp.path / (name + "_replay.mcc.json"));
     CHECK(comparable_pipeline(replay_state.at("pipeline")) == state.at("pipeline"));
     CHECK(comparable_stages(replay_state.at("stages")) == comparable_stages(state.at("stages")));
@@ -157,7 +158,7 @@ TEST_CASE("replay fixtures: states written by an earlier mcc replay and rerun by
     r = mcc::test::run_mcc({"convert", input.string(), "-o", fresh.string(), "-p",
                             with_old_values(absolute_calib(state.at("pipeline").get<std::string>())), "--threads", "1", "-q"});
     REQUIRE_MESSAGE(r.code == 0, r.err);
-    CHECK(mcc::cli::sha256_file_hex(fresh.string()) == want);
+    CHECK(mcc::io::sha256_file_hex(fresh.string()) == want);
     const ordered_json fresh_state = read_json(tmp.path / (name + "_fresh.mcc.json"));
     CHECK(comparable_stages(fresh_state.at("stages")) == comparable_stages(state.at("stages")));
   }

@@ -1,4 +1,4 @@
-// Unit tests of ir/text_escape.* and cli/json_text.*: UTF-8 validation, terminal-safe text, the
+// Unit tests of ir/text_escape.* and io/json_text.*: UTF-8 validation, terminal-safe text, the
 // reversible byte escapes and JSON documents holding names that are not UTF-8.
 #include <doctest/doctest.h>
 
@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/json_text.h"
+#include "io/json_text.h"
 #include "ir/text_escape.h"
 #include "ir/errors.h"
 
-using namespace mcc::cli;
+namespace io = mcc::io;
 using namespace mcc::ir;
 using namespace std::string_literals;
 
@@ -64,20 +64,20 @@ TEST_CASE("escape_bytes is the identity on UTF-8 without backslashes and is undo
 
 TEST_CASE("dump_json writes UTF-8 documents as nlohmann does and escapes the others reversibly") {
   nlohmann::ordered_json plain = {{"node", "conv\\1"}, {"values", {1, 2.5, "x"}}};
-  CHECK(dump_json(plain, 2) == plain.dump(2));
-  CHECK(dump_json(nlohmann::json(plain), -1) == nlohmann::json(plain).dump());
+  CHECK(io::dump_json(plain, 2) == plain.dump(2));
+  CHECK(io::dump_json(nlohmann::json(plain), -1) == nlohmann::json(plain).dump());
 
   nlohmann::ordered_json odd = {{"node", "m\xff\x1b"}, {"w\xfe", {"a\\b", 3}}, {"plain", "conv\\1"}};
-  const std::string text = dump_json(odd, 2);
+  const std::string text = io::dump_json(odd, 2);
   auto parsed = nlohmann::ordered_json::parse(text);  // valid UTF-8: parses
-  CHECK(parsed[kStringEscapesKey] == kStringEscapesValue);
+  CHECK(parsed[io::kStringEscapesKey] == io::kStringEscapesValue);
   CHECK(parsed["node"] == "m\\xff\x1b");
   CHECK(parsed["plain"] == "conv\\\\1");
-  unescape_json_strings(parsed);
+  io::unescape_json_strings(parsed);
   CHECK(parsed == odd);
-  CHECK_FALSE(parsed.contains(kStringEscapesKey));
+  CHECK_FALSE(parsed.contains(io::kStringEscapesKey));
 
   nlohmann::ordered_json unmarked = {{"node", "a\\xff"}};
-  unescape_json_strings(unmarked);  // no marker: left exactly as read
+  io::unescape_json_strings(unmarked);  // no marker: left exactly as read
   CHECK(unmarked["node"] == "a\\xff");
 }

@@ -1,5 +1,5 @@
 // SHA-256 through OpenSSL's EVP interface (one-shot for buffers, streamed for files).
-#include "cli/sha256.h"
+#include "io/sha256.h"
 
 #include <openssl/evp.h>
 
@@ -10,7 +10,7 @@
 
 #include "ir/errors.h"
 
-namespace mcc::cli {
+namespace mcc::io {
 namespace {
 std::string to_hex(const unsigned char* md, unsigned int n) {
   static const char* kDigits = "0123456789abcdef";
@@ -51,4 +51,4 @@ std::string sha256_file_hex(const std::string& path) {
   if (EVP_DigestFinal_ex(ctx.get(), md, &n) != 1) throw InternalError("sha256: OpenSSL EVP_DigestFinal_ex failed");
   return to_hex(md, n);
 }
-}  // namespace mcc::cli
+}  // namespace mcc::io

@@ -1,5 +1,5 @@
 // File helpers: whole-file reads, atomic writes, output-path checks and input-model loading.
-#include "cli/file_util.h"
+#include "io/files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/sha256.h"
+#include "io/sha256.h"
 #include "ir/onnx_io.h"
 
 namespace fs = std::filesystem;
 
-namespace mcc::cli {
+namespace mcc::io {
 
 std::string read_file(const std::string& path) {
   std::error_code ec;
@@ -144,4 +144,4 @@ InputModel load_input_model(const std::string& path, bool detach_external, bool 
   return in;
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::io

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mcc::cli {
+namespace mcc::io {
 
 /// Newest schema_version this build writes and reads.
 inline constexpr int kSidecarSchemaVersion = 1;
@@ -45,4 +45,4 @@ std::string dump_sidecar(const nlohmann::ordered_json& j);
 /// state, or written by a newer schema version.
 nlohmann::ordered_json read_sidecar(const std::string& path);
 
-}  // namespace mcc::cli
+}  // namespace mcc::io

@@ -1,5 +1,5 @@
-// A streambuf that forwards text through printable() (see cli/printable_output.h).
-#include "cli/printable_output.h"
+// A streambuf that forwards text through printable() (see io/terminal.h).
+#include "io/terminal.h"
 
 #include <cstdarg>
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "ir/text_escape.h"
 
-namespace mcc::cli {
+namespace mcc::io {
 
 using ir::escape_bytes;
 using ir::is_valid_utf8;
@@ -87,4 +87,4 @@ void print_out(const char* format, ...) {
   std::cout << text;
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::io

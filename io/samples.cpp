@@ -1,9 +1,9 @@
-// Sample sources: data folders, seeded random inputs, and --dim/--shape parsing.
-#include "cli/sample_source.h"
+// Sample sources: data folders, seeded random inputs, --dim/--shape parsing, samples as feeds.
+#include "io/samples.h"
 
 #include <charconv>
 
-namespace mcc::cli {
+namespace mcc::io {
 namespace {
 
 int64_t parse_int(const std::string& s, const std::string& flag, const std::string& whole) {
@@ -94,4 +94,19 @@ std::vector<std::string> sample_dirs(const std::string& dir, size_t limit) {
   return dirs;
 }
 
-}  // namespace mcc::cli
+backends::RValue to_rvalue(const ir::TestValue& v) {
+  switch (v.kind) {
+    case ir::TestValue::Kind::Sequence: return backends::RValue::sequence(v.seq);
+    case ir::TestValue::Kind::None: return backends::RValue::none();
+    default: return backends::RValue::of(v.tensor);
+  }
+}
+
+SampleFeeds to_feeds(ir::BoundSample& s) {
+  SampleFeeds feeds;
+  for (auto& [n, t] : s.feeds) feeds.emplace_back(n, backends::RValue::of(t));
+  for (auto& [n, v] : s.value_feeds) feeds.emplace_back(n, to_rvalue(v));
+  return feeds;
+}
+
+}  // namespace mcc::io

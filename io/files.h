@@ -7,7 +7,7 @@
 
 #include "ir/graph.h"
 
-namespace mcc::cli {
+namespace mcc::io {
 
 /// Reads a whole file. Throws ModelError naming the path when it is missing, a folder or unreadable.
 std::string read_file(const std::string& path);
@@ -40,4 +40,4 @@ InputModel load_input_model(const std::string& path, bool detach_external, bool 
 /// into memory, keeping its external reference so it is saved external again.
 void detach_external_data(ir::Model& m);
 
-}  // namespace mcc::cli
+}  // namespace mcc::io

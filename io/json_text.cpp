@@ -1,9 +1,9 @@
-// dump_json / unescape_json_strings (see cli/json_text.h).
-#include "cli/json_text.h"
+// dump_json / unescape_json_strings (see io/json_text.h).
+#include "io/json_text.h"
 
 #include "ir/text_escape.h"
 
-namespace mcc::cli {
+namespace mcc::io {
 
 using ir::escape_bytes;
 using ir::is_valid_utf8;
@@ -60,4 +60,4 @@ void unescape_json_strings(nlohmann::ordered_json& j) {
   j = map_strings(j, [](const std::string& s) { return unescape_bytes(s); });
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::io

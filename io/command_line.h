@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcc::cli {
+namespace mcc::io {
 
 /// Records argv (main() calls it once, before parsing).
 void set_command_line(int argc, const char* const* argv);
@@ -19,4 +19,4 @@ std::string shell_quote(std::string_view arg);
 /// The arguments shell-quoted and joined with spaces.
 std::string shell_command(const std::vector<std::string>& args);
 
-}  // namespace mcc::cli
+}  // namespace mcc::io

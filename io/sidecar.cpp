@@ -1,11 +1,11 @@
 // Sidecar state: path convention, building, serializing and validating the JSON record.
-#include "cli/sidecar.h"
-#include "cli/json_text.h"
+#include "io/sidecar.h"
+#include "io/json_text.h"
 
-#include "cli/file_util.h"
+#include "io/files.h"
 #include "ir/errors.h"
 
-namespace mcc::cli {
+namespace mcc::io {
 
 std::string default_sidecar_path(const std::string& output) {
   const std::string ext = ".onnx";
@@ -56,4 +56,4 @@ nlohmann::ordered_json read_sidecar(const std::string& path) {
   return j;
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::io

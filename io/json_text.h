@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mcc::cli {
+namespace mcc::io {
 
 /// Key of the top-level entry that marks an escaped document, and its value.
 inline constexpr const char* kStringEscapesKey = "string_escapes";
@@ -25,4 +25,4 @@ std::string dump_json(const nlohmann::json& j, int indent = 2);
 /// entry. Throws ModelError on a malformed escape.
 void unescape_json_strings(nlohmann::ordered_json& j);
 
-}  // namespace mcc::cli
+}  // namespace mcc::io

@@ -1,16 +1,19 @@
 // Where eval/bench/calibration get their input samples: a data folder (either SPEC layout),
-// or seeded random inputs shaped by the model's declared inputs plus --dim / --shape overrides.
+// or seeded random inputs shaped by the model's declared inputs plus --dim / --shape overrides;
+// and a loaded sample as the executor's feeds.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "backends/backend.h"
 #include "ir/graph.h"
 #include "ir/sample_data.h"
 
-namespace mcc::cli {
+namespace mcc::io {
 
 struct ShapeOverrides {
   std::map<std::string, int64_t> dims;                  // --dim name=value (symbolic dims)
@@ -32,4 +35,11 @@ ir::BoundSample random_sample(const ir::Graph& g, const ShapeOverrides& o, uint6
 /// Lists the samples of a data folder (sample folders in natural order), capped at `limit` (0 = all).
 std::vector<std::string> sample_dirs(const std::string& dir, size_t limit);
 
-}  // namespace mcc::cli
+using SampleFeeds = std::vector<std::pair<std::string, backends::RValue>>;
+
+/// A sample value (tensor, sequence or optional) as a runtime value.
+backends::RValue to_rvalue(const ir::TestValue& v);
+/// A sample's inputs as executor feeds (tensors, sequences and optionals).
+SampleFeeds to_feeds(ir::BoundSample& s);
+
+}  // namespace mcc::io

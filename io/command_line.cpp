@@ -1,7 +1,7 @@
 // The recorded command line and POSIX shell quoting (see command_line.h).
-#include "cli/command_line.h"
+#include "io/command_line.h"
 
-namespace mcc::cli {
+namespace mcc::io {
 namespace {
 std::vector<std::string>& stored() {
   static std::vector<std::string> args;
@@ -41,4 +41,4 @@ std::string shell_command(const std::vector<std::string>& args) {
   return out;
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::io
