@@ -13,7 +13,7 @@
 // GELU output (a Gelu node, or a Mul reaching an Erf/Tanh within three Mul/Add/Div/Sub producers) keeps that input float and gets
 // its weight as an int8 per-channel weight point behind DequantizeLinear; the point's note and the
 // stat layers_float_input say so. A per-tensor run-time range over a GELU output's outlier
-// channels costs a transformer most of its accuracy (MiniLM: README, Benchmarks).
+// channels costs a transformer most of its accuracy (MiniLM: docs/benchmarks.md).
 // smooth_quant=ALPHA with calib=DIR (quantize/smooth.h): LayerNormalization outputs are smoothed
 // before the weights are quantized (folding only, no inserted Muls); recorded, replayed without data.
 // embeddings=true (the default in mode=dynamic and weight_only; states recorded before it was

@@ -44,7 +44,7 @@
 //   layers_all_8bit, record.mixed (every loss, every k measured) and skipped_tensors say what is
 //   not int8; replay needs no data. The target is met on calibration samples: set it a little
 //   above the bar wanted on other data. Off by default: the measure runs the model once per
-//   activation and candidate on each sample. Measured figures: README.md, Benchmarks.
+//   activation and candidate on each sample. Measured figures: docs/benchmarks.md.
 // SmoothQuant (smooth_quant=ALPHA in (0, 1], static mode, off by default; quantize/smooth.h): for
 //   each LayerNormalization (last axis, constant gamma/beta) read by quantized MatMul/Gemm
 //   layers with constant weights, one calibration pass over the float model gives each channel's
