@@ -2,9 +2,9 @@
 // or with a reference model on the same inputs (--reference MODEL --inputs DIR | --random SEED).
 // Prints per-output metrics (max abs/rel, mean abs, cosine, SNR, top-1 agreement) and a verdict;
 // exit 0 when every check passed, 1 otherwise. Golden data in ONNX's test-data layout may hold
-// sequences and optionals (compared element by element, see judge_output); --save-outputs writes
+// sequences and optionals (compared element by element, see judge/verdict.h); --save-outputs writes
 // each sample's tensor outputs as OUT_DIR/<sample>/output_K.npy. --labels FILE adds top-1 accuracy
-// of class-score outputs against labels (and the reference's, and the drop; see eval_top1.h).
+// of class-score outputs against labels (and the reference's, and the drop; see judge/top1.h).
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,14 +19,16 @@
 #include "backends/executor.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
-#include "cli/eval_top1.h"
+#include "judge/top1.h"
 #include "cli/eval_html.h"
-#include "cli/eval_verdict.h"
+#include "judge/verdict.h"
 #include "io/files.h"
 #include "io/json_text.h"
-#include "cli/per_layer.h"
+#include "judge/eval_outputs.h"
+#include "judge/per_layer.h"
 #include "io/terminal.h"
 #include "io/samples.h"
+#include "report/eval_text.h"
 #include "ir/npy.h"
 
 namespace fs = std::filesystem;
@@ -47,24 +49,6 @@ struct EvalOptions {
   size_t per_layer_top = 20, per_layer_exclude = 3;
   std::string html;  // --html FILE (with --per-layer)
 };
-
-namespace {
-
-struct OutputAggregate {
-  std::string name;
-  ir::DType dtype = ir::DType::Undefined;
-  std::string kind = "tensor";  // tensor | sequence | none (see judge_output)
-  int samples = 0, failed = 0, top1_total = 0, top1_agree = 0;
-  double max_abs = 0, max_rel = 0, mean_abs_sum = 0, min_cosine = 1, atol_used = 0;
-  double min_snr = std::numeric_limits<double>::infinity();
-  int64_t rows = 0;                              // rows along the last axis, over all samples
-  double row_cosine_sum = 0, row_cosine_min = 1;
-  std::string first_failure;
-};
-
-double json_num(double v) { return std::isfinite(v) ? v : (v > 0 ? 1e308 : -1e308); }
-
-}  // namespace
 
 int run_eval(const EvalOptions& o) {
   const bool have_golden = !o.golden.empty(), have_ref = !o.reference.empty();
@@ -92,12 +76,12 @@ int run_eval(const EvalOptions& o) {
     throw ModelError(o.reference + ": the reference has " + std::to_string(ref->model.graph->outputs.size()) +
                      " outputs, " + o.model + " has " + std::to_string(g.outputs.size()));
 
-  std::string profile = model_precision(model.model);
-  if (ref) profile = looser_precision(profile, model_precision(ref->model));
-  VerdictRules rules = default_rules(profile);
-  for (const auto& a : o.atol) apply_tolerance_flag(rules, "--atol", a);
-  for (const auto& r : o.rtol) apply_tolerance_flag(rules, "--rtol", r);
-  for (const auto& m : o.metrics) apply_metric_flag(rules, m);
+  std::string profile = judge::model_precision(model.model);
+  if (ref) profile = judge::looser_precision(profile, judge::model_precision(ref->model));
+  judge::VerdictRules rules = judge::default_rules(profile);
+  for (const auto& a : o.atol) judge::apply_tolerance_flag(rules, "--atol", a);
+  for (const auto& r : o.rtol) judge::apply_tolerance_flag(rules, "--rtol", r);
+  for (const auto& m : o.metrics) judge::apply_metric_flag(rules, m);
   for (const auto& out : rules.row_cosine_outputs)
     if (!g.find_value(out)) throw UsageError("--metric '" + out + ":row-cosine': the model has no output '" + out + "'");
   if (o.min_cosine >= 0) rules.min_cosine = o.min_cosine;
@@ -119,27 +103,26 @@ int run_eval(const EvalOptions& o) {
   }
   if (!o.html.empty() && !o.per_layer) throw UsageError("--html draws the per-layer comparison: add --per-layer");
   if (!o.html.empty()) io::check_output_path(o.html, "--html");
-  std::unique_ptr<PerLayerComparator> per_layer;
+  std::unique_ptr<judge::PerLayerComparator> per_layer;
   if (o.per_layer) {
-    per_layer = std::make_unique<PerLayerComparator>(model.model, ref->model);
+    per_layer = std::make_unique<judge::PerLayerComparator>(model.model, ref->model);
     per_layer->attach(exec, *ref_exec);
   }
 
-  std::vector<OutputAggregate> agg(g.outputs.size());
-  for (size_t k = 0; k < g.outputs.size(); ++k) agg[k].name = g.outputs[k]->name;
+  std::vector<std::string> output_names;
+  for (const ir::Value* v : g.outputs) output_names.push_back(v->name);
+  judge::EvalOutputs judged(rules, output_names);
   nlohmann::ordered_json samples_json = nlohmann::ordered_json::array();
 
   std::vector<std::string> dirs;
   const std::string data_dir = have_golden ? o.golden : o.inputs;
   if (!data_dir.empty()) dirs = io::sample_dirs(data_dir, o.max_samples);
   const size_t n_samples = data_dir.empty() ? static_cast<size_t>(std::max(1, o.random_count)) : dirs.size();
-  std::optional<Top1Accuracy> top1_acc;
+  std::optional<judge::Top1Accuracy> top1_acc;
   if (!o.labels.empty()) {
-    std::vector<std::string> names;
-    for (const auto& a : agg) names.push_back(a.name);
-    top1_acc.emplace(labels_for_samples(o.labels, data_dir, io::sample_dirs(data_dir, 0).size(), dirs.size()), names);
+    top1_acc.emplace(judge::labels_for_samples(o.labels, data_dir, io::sample_dirs(data_dir, 0).size(), dirs.size()),
+                     output_names);
   }
-  int compared = 0;
 
   for (size_t i = 0; i < n_samples; ++i) {
     ir::BoundSample s = data_dir.empty()
@@ -167,77 +150,30 @@ int run_eval(const EvalOptions& o) {
         throw ModelError(dirs[i] + ": no expected outputs (output_K.pb / output_K.npy / <output name>.npy)");
     }
     if (top1_acc) top1_acc->add(i, outs, want);
-    nlohmann::ordered_json sj{{"sample", s.name}, {"outputs", nlohmann::ordered_json::array()}};
-    for (size_t k = 0; k < outs.size(); ++k) {
-      if (!want[k]) continue;
-      auto& a = agg[k];
-      const OutputJudgement j = judge_output(rules, a.name, outs[k], *want[k]);
-      if (j.dtype != ir::DType::Undefined) a.dtype = j.dtype;
-      if (j.kind != "none" || a.samples == 0) a.kind = j.kind;
-      const auto& m = j.metrics;
-      const bool ok = j.passed;
-      const std::string& why = j.why;
-      ++a.samples;
-      ++compared;
-      if (!ok) { ++a.failed; if (a.first_failure.empty()) a.first_failure = s.name + ": " + why; }
-      a.max_abs = std::max(a.max_abs, m.max_abs);
-      a.max_rel = std::max(a.max_rel, m.max_rel);
-      a.mean_abs_sum += m.mean_abs;
-      a.min_cosine = std::min(a.min_cosine, m.cosine);
-      a.min_snr = std::min(a.min_snr, m.snr_db);
-      a.atol_used = std::max(a.atol_used, m.atol_used);
-      if (m.top1_agree) { ++a.top1_total; a.top1_agree += *m.top1_agree ? 1 : 0; }
-      a.rows += m.rows;
-      a.row_cosine_sum += m.row_cosine_sum;
-      a.row_cosine_min = std::min(a.row_cosine_min, m.row_cosine_min);
-      nlohmann::ordered_json oj{{"name", a.name}};
-      if (j.kind != "tensor") oj["kind"] = j.kind;
-      oj.update(nlohmann::ordered_json{{"max_abs", json_num(m.max_abs)}, {"max_rel", json_num(m.max_rel)},
-                                       {"mean_abs", json_num(m.mean_abs)}, {"cosine", json_num(m.cosine)},
-                                       {"snr_db", json_num(m.snr_db)}, {"passed", ok}});
-      sj["outputs"].push_back(std::move(oj));
-    }
-    samples_json.push_back(std::move(sj));
+    samples_json.push_back(judged.add_sample(s.name, outs, want));
   }
 
-  bool all_ok = true;
-  nlohmann::ordered_json outputs_json = nlohmann::ordered_json::array();
-  for (const auto& a : agg) {
-    if (a.samples == 0) continue;
-    all_ok = all_ok && a.failed == 0;
-    nlohmann::ordered_json oj{{"name", a.name}, {"dtype", ir::dtype_name(a.dtype)}};
-    if (a.kind != "tensor") oj["kind"] = a.kind;
-    oj.update(nlohmann::ordered_json{{"samples", a.samples},
-                              {"failed", a.failed}, {"max_abs", json_num(a.max_abs)}, {"max_rel", json_num(a.max_rel)},
-                              {"mean_abs", json_num(a.mean_abs_sum / a.samples)}, {"min_cosine", json_num(a.min_cosine)},
-                              {"min_snr_db", json_num(a.min_snr)}});
-    if (a.atol_used > 0) oj["atol"] = a.atol_used;  // the largest absolute tolerance allclose applied
-    if (a.top1_total) oj["top1_agreement"] = static_cast<double>(a.top1_agree) / a.top1_total;
-    if (rules.row_cosine(a.name) && a.rows > 0)
-      oj.update(nlohmann::ordered_json{{"rows", a.rows}, {"row_cosine_mean", a.row_cosine_sum / static_cast<double>(a.rows)},
-                                       {"row_cosine_min", a.row_cosine_min}});
-    if (!a.first_failure.empty()) oj["first_failure"] = a.first_failure;
-    outputs_json.push_back(std::move(oj));
-  }
+  const int compared = judged.compared();
+  const bool all_ok = judged.passed();
   const bool nothing = compared == 0 && !o.save_outputs.empty();
-  const Top1Limits top1_limits{o.max_top1_drop >= 0 ? std::optional<double>(o.max_top1_drop) : std::nullopt,
+  const judge::Top1Limits top1_limits{o.max_top1_drop >= 0 ? std::optional<double>(o.max_top1_drop) : std::nullopt,
                                o.min_top1 >= 0 ? std::optional<double>(o.min_top1) : std::nullopt};
-  const std::vector<Top1Row> top1_rows = top1_acc ? top1_acc->finish(top1_limits) : std::vector<Top1Row>{};
-  const bool top1_ok = std::all_of(top1_rows.begin(), top1_rows.end(), [](const Top1Row& r) { return r.passed; });
-  nlohmann::ordered_json report{{"model", o.model},
+  const std::vector<judge::Top1Row> top1_rows = top1_acc ? top1_acc->finish(top1_limits) : std::vector<judge::Top1Row>{};
+  const bool top1_ok = std::all_of(top1_rows.begin(), top1_rows.end(), [](const judge::Top1Row& r) { return r.passed; });
+  nlohmann::ordered_json result{{"model", o.model},
                                 {"against", have_golden ? "golden" : (have_ref ? "reference" : "none")},
                                 {"source", have_golden ? o.golden : (have_ref ? o.reference : "")},
                                 {"backend", o.backend}, {"threads", exec.threads()},
-                                {"samples", n_samples}, {"rules", describe_rules(rules)},
-                                {"outputs", outputs_json}, {"per_sample", samples_json},
+                                {"samples", n_samples}, {"rules", judge::describe_rules(rules)},
+                                {"outputs", judged.outputs_json()}, {"per_sample", samples_json},
                                 {"passed", all_ok && top1_ok}};
-  if (top1_acc) report["top1"] = top1_json(top1_rows, top1_limits, o.labels);
-  std::optional<PerLayerReport> layers;
+  if (top1_acc) result["top1"] = judge::top1_json(top1_rows, top1_limits, o.labels);
+  std::optional<judge::PerLayerReport> layers;
   if (per_layer) {
     layers = per_layer->finish(o.per_layer_exclude);
-    report["per_layer"] = per_layer_json(*layers, o.per_layer_top);
+    result["per_layer"] = judge::per_layer_json(*layers, o.per_layer_top);
   }
-  if (!o.report.empty()) io::write_file_atomically(o.report, io::dump_json(report, 2) + "\n");
+  if (!o.report.empty()) io::write_file_atomically(o.report, io::dump_json(result, 2) + "\n");
   if (!o.html.empty()) {
     // The histogram pass runs the reference again over the same samples.
     auto each_sample = [&](const std::function<void(const io::SampleFeeds&)>& visit) {
@@ -248,49 +184,23 @@ int run_eval(const EvalOptions& o) {
         visit(io::to_feeds(s));
       }
     };
-    write_eval_html(o.html, {report, *layers, model.model, ref->model, *ref_exec, each_sample});
+    write_eval_html(o.html, {result, *layers, model.model, ref->model, *ref_exec, each_sample});
   }
 
   if (o.json) {
-    std::cout << io::dump_json(report, 2) << "\n";
+    std::cout << io::dump_json(result, 2) << "\n";
   } else {
     io::print_out("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
     if (compared == 0) {
       io::print_out("no expected outputs to compare%s\n", nothing ? "; outputs saved" : "");
     } else {
-      io::print_out("rules: %s\n", describe_rules(rules).c_str());
-      io::print_out("%-28s %10s %10s %10s %10s %9s %6s  %s\n", "output", "max_abs", "max_rel", "mean_abs", "cosine", "snr_db", "top1", "verdict");
-      for (const auto& a : agg) {
-        if (a.samples == 0) continue;
-        std::string top1 = a.top1_total ? std::to_string(100 * a.top1_agree / a.top1_total) + "%" : "-";
-        io::print_out("%-28s %10.3g %10.3g %10.3g %10.6f %9.2f %6s  %s\n", a.name.c_str(), a.max_abs, a.max_rel,
-                    a.mean_abs_sum / a.samples, a.min_cosine, a.min_snr, top1.c_str(), a.failed ? "FAIL" : "pass");
-      }
-      for (const auto& a : agg)
-        if (rules.row_cosine(a.name) && a.rows > 0)
-          io::print_out("%-28s row cosine over %lld rows: mean %.6f, min %.6f\n", a.name.c_str(), static_cast<long long>(a.rows),
-                    a.row_cosine_sum / static_cast<double>(a.rows), a.row_cosine_min);
-      if (rules.atol_scaled) {
-        std::string used;
-        for (const auto& a : agg) {
-          char v[32];
-          std::snprintf(v, sizeof v, "%.3g", a.atol_used);
-          if (a.atol_used > 0) used += (used.empty() ? "" : ", ") + a.name + " " + v;
-        }
-        if (!used.empty()) io::print_out("allclose atol applied (largest per output): %s\n", used.c_str());
-      }
+      report::print_eval_outputs(judged);
     }
-    if (top1_acc) print_top1(top1_rows, top1_limits, o.labels, have_golden ? "golden" : "reference");
+    if (top1_acc) report::print_top1(top1_rows, top1_limits, o.labels, have_golden ? "golden" : "reference");
     if (compared > 0 || top1_acc) io::print_out("verdict: %s\n", all_ok && top1_ok ? "PASS" : "FAIL");
-    if (layers) print_per_layer(*layers, o.per_layer_top);
+    if (layers) report::print_per_layer(*layers, o.per_layer_top);
   }
-  if (!all_ok) {
-    for (const auto& a : agg)
-      if (a.failed)
-        throw AccuracyError("accuracy check failed: output '" + a.name + "' failed on " + std::to_string(a.failed) +
-                            " of " + std::to_string(a.samples) + " sample(s) (first: " + a.first_failure + ")");
-    throw AccuracyError("accuracy check failed");
-  }
+  judged.throw_if_failed();
   for (const auto& r : top1_rows)
     if (!r.passed) throw AccuracyError("top-1 accuracy check failed: output '" + r.output + "': " + r.why);
   return 0;

@@ -3,7 +3,7 @@
 // replay). `mcc quantize MODEL -o OUT --state STATE` replays a saved state with no calibration
 // data and writes a byte-identical model.
 //
-// Every run checks itself (cli/quantize_budget.h): a check stage compares the result with the
+// Every run checks itself (judge/quantize_budget.h): a check stage compares the result with the
 // input model on samples it was not calibrated on (--eval DIR, else the calibration folder's last
 // samples, held back from calibration) against a budget (--min-cosine, --min-top1, --labels with
 // --max-top1-drop; defaults: cosine >= 0.99 for outputs that are not class scores, top-1 agreement
@@ -19,6 +19,8 @@
 // each flag's type, legal values and default come from the stage's own declaration (its PassInfo
 // in the registry), so a choice added to the stage shows up here with no edit. Value ranges are
 // the stage's too (quantize/config.h), checked before the model is read.
+#include <spdlog/spdlog.h>
+
 #include <map>
 #include <memory>
 
@@ -26,11 +28,12 @@
 #include "io/files.h"
 #include "io/terminal.h"
 #include "cli/quantize_html.h"
-#include "cli/quantize_budget.h"
+#include "judge/quantize_budget.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "io/sidecar.h"
 #include "ir/errors.h"
+#include "transforms/check/check.h"
 #include "transforms/pipeline/pipeline.h"
 #include "transforms/quantize/config.h"
 #include "transforms/quantize/policy.h"
@@ -104,7 +107,7 @@ struct QuantizeOptions {
   nlohmann::ordered_json stage = nlohmann::ordered_json::object();  // quantize options the flags set
   bool no_fold = false, json = false, dry_run = false;
   int threads = 0;
-  BudgetOptions budget;
+  judge::BudgetOptions budget;
 
   std::vector<std::string> list(const char* key) const {
     return stage.contains(key) ? stage[key].get<std::vector<std::string>>() : std::vector<std::string>{};
@@ -166,6 +169,45 @@ void add_stage_flags(CLI::App& sub, const std::shared_ptr<QuantizeOptions>& q, s
   }
 }
 
+/// --eval, --holdout, --min-cosine, --min-top1, --labels, --max-top1-drop, --no-check, --no-escalate.
+void add_budget_flags(CLI::App& sub, judge::BudgetOptions& b) {
+  sub.add_option("--eval", b.eval_dir,
+                 "Samples the self-check judges on (default: the calibration folder's last samples, held back from "
+                 "calibration)");
+  sub.add_option("--holdout", b.holdout, "Calibration samples held back for the self-check (default: a fifth, 1 to 32)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--min-cosine", b.min_cosine, "Budget: least mean output cosine (default 0.99, for outputs that are not class scores; a value given applies to every float output)")
+      ->check(CLI::Range(-1.0, 1.0));
+  sub.add_option("--min-top1", b.min_top1, "Budget: least top-1 agreement with the float model, class scores (default 0.99)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub.add_option("--labels", b.labels, "Labels of the judged folder's samples (one integer per sample, .npy or text)");
+  sub.add_option("--max-top1-drop", b.max_top1_drop, "Budget with --labels: most top-1 accuracy drop, in points")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_flag("--no-check", b.no_check, "Skip the self-check (no verdict, no budget)");
+  sub.add_flag("--no-escalate", b.no_escalate, "Only the given configuration: fail instead of escalating when the budget is unmet");
+}
+
+/// Runs the pipelines in order until one meets its check; earlier misses go to the sidecar's
+/// "escalation". The last miss is the run's failure (exit 1, no model, the report written).
+int run_with_budget(ConvertOptions c, const std::vector<std::string>& pipelines) {
+  nlohmann::ordered_json missed = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    const bool last = i + 1 == pipelines.size();
+    c.pipeline = pipelines[i];
+    c.report_check_failure = last;
+    c.escalation = missed.empty() ? nlohmann::ordered_json() : missed;
+    try {
+      return run_convert(c);
+    } catch (transforms::check::CheckFailed& e) {
+      if (last) throw;
+      missed.push_back({{"pipeline", pipelines[i]}, {"verdict", "fail"}, {"why", e.message()},
+                        {"checks", e.record().value("checks", nlohmann::ordered_json::array())}});
+      spdlog::warn("quantize: {}; escalating (step {} of {})", e.message(), i + 2, pipelines.size());
+    }
+  }
+  throw InternalError("mcc quantize: no configuration to try");
+}
+
 /// The pipeline the flags stand for with these quantize options, in canonical text form. The
 /// stages' value checks run here, before the model is read.
 std::string pipeline_for(const QuantizeOptions& q, const nlohmann::ordered_json& stage, const nlohmann::ordered_json& check) {
@@ -209,7 +251,7 @@ int run_quantize(const QuantizeOptions& q) {
     for (const auto& op : q.list("op_types"))
       if (!transforms::quantize::supported_ops().count(op))
         throw UsageError("mcc quantize: --op-types: cannot quantize '" + op + "'; run 'mcc passes' for the quantize stage's ops");
-    const BudgetPlan plan = plan_budget(q.budget, q.stage);
+    const judge::BudgetPlan plan = judge::plan_budget(q.budget, q.stage);
     if (!q.html.empty() && plan.check.is_null())
       throw UsageError("mcc quantize: --html needs the self-check, which has no samples to judge here: give --eval DIR");
     std::vector<std::string> pipelines;

@@ -71,7 +71,7 @@ HtmlReportData eval_html_data(const EvalHtmlInput& in) {
   d.worst = in.worst;
 
   // The worst layers (ranked worst SNR first): histograms of their reference values.
-  std::vector<const LayerStat*> worst;
+  std::vector<const judge::LayerStat*> worst;
   for (const auto& l : in.per_layer.layers)
     if (worst.size() < in.worst) worst.push_back(&l);
   std::vector<ValueHistogram> ranges;
@@ -96,11 +96,11 @@ HtmlReportData eval_html_data(const EvalHtmlInput& in) {
   }
   // Weights: the Conv/Gemm/MatMul layers among the worst by SNR or by introduced error (a layer
   // whose own weights quantize badly introduces the error), most introduced error first.
-  std::vector<const LayerStat*> weighted;
+  std::vector<const judge::LayerStat*> weighted;
   for (const auto& l : in.per_layer.layers)
     if (static_cast<size_t>(l.rank) <= in.worst || static_cast<size_t>(l.introduced_rank) <= in.worst) weighted.push_back(&l);
   std::stable_sort(weighted.begin(), weighted.end(),
-                   [](const LayerStat* a, const LayerStat* b) { return a->introduced_rank < b->introduced_rank; });
+                   [](const judge::LayerStat* a, const judge::LayerStat* b) { return a->introduced_rank < b->introduced_rank; });
   for (const auto* l : weighted)
     if (auto w = weight_ranges(in.model, in.reference, *l)) d.weights.push_back(std::move(*w));
   return d;
@@ -114,7 +114,7 @@ void write_comparison_html(const std::string& path, const ComparisonHtmlInput& i
   backends::ExecOptions eopts;
   eopts.threads = in.threads;
   backends::Executor exec(model.model, eopts), reference_exec(reference.model, eopts);
-  PerLayerComparator compare(model.model, reference.model);
+  judge::PerLayerComparator compare(model.model, reference.model);
   compare.attach(exec, reference_exec);
   const ir::Graph& g = *model.model.graph;
   const ForEachSample each_sample = [&](const std::function<void(const io::SampleFeeds&)>& visit) {
@@ -128,7 +128,7 @@ void write_comparison_html(const std::string& path, const ComparisonHtmlInput& i
     reference_exec.run(feeds);
     compare.end_sample();
   });
-  const PerLayerReport layers = compare.finish(3);
+  const judge::PerLayerReport layers = compare.finish(3);
   HtmlReportData d = eval_html_data({in.verdict, layers, model.model, reference.model, reference_exec, each_sample});
   d.title = in.title;
   write_html_report(path, d);

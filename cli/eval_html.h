@@ -19,7 +19,7 @@
 #include "backends/executor.h"
 #include "io/samples.h"
 #include "cli/html_report.h"
-#include "cli/per_layer.h"
+#include "judge/per_layer.h"
 
 namespace mcc::cli {
 
@@ -29,7 +29,7 @@ using ForEachSample = std::function<void(const std::function<void(const io::Samp
 struct EvalHtmlInput {
   const nlohmann::ordered_json& report;  // eval's JSON report: model, source, rules, samples, outputs, passed;
                                          // or "checks": a check stage's figures (transforms/check)
-  const PerLayerReport& per_layer;
+  const judge::PerLayerReport& per_layer;
   const ir::Model& model;                // the evaluated model
   const ir::Model& reference;
   backends::Executor& reference_exec;    // an executor of `reference` (its observer is replaced)

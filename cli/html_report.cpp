@@ -72,9 +72,9 @@ std::string verdict_section(const HtmlReportData& d) {
 
 /// Pooled and introduced SNR per layer, in graph order.
 std::string snr_chart(const HtmlReportData& d) {
-  std::vector<const LayerStat*> by_order;
+  std::vector<const judge::LayerStat*> by_order;
   for (const auto& l : d.per_layer.layers) by_order.push_back(&l);
-  std::stable_sort(by_order.begin(), by_order.end(), [](const LayerStat* a, const LayerStat* b) {
+  std::stable_sort(by_order.begin(), by_order.end(), [](const judge::LayerStat* a, const judge::LayerStat* b) {
     return a->order != b->order ? a->order < b->order : a->value < b->value;
   });
   double lo = 0, top = 40;
@@ -96,7 +96,7 @@ std::string snr_chart(const HtmlReportData& d) {
   // Introduced SNR as markers only: a line through it zigzags between exact and noisy layers.
   svg::Series pooled{"SNR (dB)", "layer-point", false, true, {}}, intro{"introduced SNR (dB)", "intro-point", true, false, {}};
   for (size_t i = 0; i < by_order.size(); ++i) {
-    const LayerStat& l = *by_order[i];
+    const judge::LayerStat& l = *by_order[i];
     const bool worst = static_cast<size_t>(l.rank) <= d.worst;
     const std::string tip = "#" + std::to_string(i + 1) + " " + l.value + " - " + l.node + " (" + l.op + "): SNR " +
                             db(l.snr_db()) + " dB, introduced " + db(l.introduced_snr_db()) + " dB, rank " +

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/per_layer.h"
+#include "judge/per_layer.h"
 
 namespace mcc::cli {
 
@@ -46,7 +46,7 @@ struct HtmlQuantRange {
 /// The reference activation values of one layer over all samples.
 struct HtmlHistogram {
   std::string value, node, op;
-  int rank = 0;                             // LayerStat::rank
+  int rank = 0;                             // judge::LayerStat::rank
   double snr_db = 0, introduced_snr_db = 0;
   double lo = 0, hi = 0;                    // the bins cover [lo, hi] in equal steps
   std::vector<uint64_t> counts;
@@ -59,7 +59,7 @@ struct HtmlHistogram {
 /// that channel when the evaluated model dequantizes the weight.
 struct HtmlWeightRanges {
   std::string node, op, weight;
-  int rank = 0, introduced_rank = 0;      // LayerStat::rank, LayerStat::introduced_rank
+  int rank = 0, introduced_rank = 0;      // judge::LayerStat::rank, judge::LayerStat::introduced_rank
   int64_t axis = 0;                         // the output-channel axis of the weight
   std::vector<double> ch_min, ch_max;
   std::vector<double> q_lo, q_hi;           // empty when not quantized (see quant_note)
@@ -75,7 +75,7 @@ struct HtmlReportData {
   int samples = 0;
   std::vector<HtmlOutputRow> outputs;       // eval's rows; the table is left out when empty
   std::vector<HtmlCheckRow> checks;         // a check stage's figures; the table is left out when empty
-  PerLayerReport per_layer;                 // ranked (rank_layers); LayerStat::order gives graph order
+  judge::PerLayerReport per_layer;                 // ranked (judge::rank_layers); judge::LayerStat::order gives graph order
   size_t worst = 6;                         // highlighted: the layers with rank <= worst
   std::vector<HtmlHistogram> histograms;
   std::vector<HtmlWeightRanges> weights;

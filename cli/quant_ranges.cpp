@@ -140,7 +140,7 @@ bool differs_from_reference(const ir::Tensor& qw, const ir::Tensor* scale, const
 
 /// Fills w.q_lo/q_hi from the DequantizeLinear feeding the evaluated node's weight: of a constant
 /// quantized weight, or of a QuantizeLinear that quantizes the weight at run time.
-void weight_quant(const ir::Model& model, const LayerStat& layer, size_t weight_input, size_t weight_rank, size_t channels,
+void weight_quant(const ir::Model& model, const judge::LayerStat& layer, size_t weight_input, size_t weight_rank, size_t channels,
                   HtmlWeightRanges& w) {
   const ir::Node* n = find_node(*model.graph, layer.node);
   const ir::Value* x = n ? n->input(weight_input) : nullptr;
@@ -232,7 +232,7 @@ std::optional<HtmlQuantRange> activation_quant_range(const ir::Model& model, con
   return r;
 }
 
-std::optional<HtmlWeightRanges> weight_ranges(const ir::Model& model, const ir::Model& reference, const LayerStat& layer,
+std::optional<HtmlWeightRanges> weight_ranges(const ir::Model& model, const ir::Model& reference, const judge::LayerStat& layer,
                                               size_t max_channels) {
   const ir::Value* out = reference.graph->find_value(layer.value);
   const ir::Node* rn = out ? out->producer : nullptr;

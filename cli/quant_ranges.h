@@ -12,7 +12,7 @@
 #include <string>
 
 #include "cli/html_report.h"
-#include "cli/per_layer.h"
+#include "judge/per_layer.h"
 #include "ir/graph.h"
 
 namespace mcc::cli {
@@ -23,7 +23,7 @@ std::optional<HtmlQuantRange> activation_quant_range(const ir::Model& model, con
 
 /// The weight ranges of the layer's compute node; nullopt when the reference computes the value
 /// with another op or the weight is not a constant float tensor. At most `max_channels` channels.
-std::optional<HtmlWeightRanges> weight_ranges(const ir::Model& model, const ir::Model& reference, const LayerStat& layer,
+std::optional<HtmlWeightRanges> weight_ranges(const ir::Model& model, const ir::Model& reference, const judge::LayerStat& layer,
                                               size_t max_channels = 2048);
 
 }  // namespace mcc::cli

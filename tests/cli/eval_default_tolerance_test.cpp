@@ -1,4 +1,4 @@
-// The fp32 default verdict of `mcc eval` (cli/eval_verdict.h): allclose with
+// The fp32 default verdict of `mcc eval` (judge/verdict.h): allclose with
 // atol = 1e-4 * max(1, max|reference|) per output and sample, rtol 1e-3, cosine >= 0.9999.
 // Shown on the real models of golden/ against ONNX Runtime's outputs: the unmodified models pass
 // by default, and a copy with one Conv weight scaled by 1.01 fails, although its cosine stays
@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/compare.h"
-#include "cli/eval_verdict.h"
+#include "judge/verdict.h"
 #include "ir/npy.h"
 #include "ir/tensor.h"
 #include "support/damaged_model.h"
@@ -32,10 +32,10 @@ fs::path golden(const std::string& c) { return mcc::test::source_dir() / "golden
 
 // Elements outside allclose under the fp32 default rules.
 int64_t not_close_by_default(const std::vector<float>& got, const std::vector<float>& want) {
-  const auto rules = mcc::cli::default_rules("fp32");
+  const auto rules = mcc::judge::default_rules("fp32");
   const auto n = static_cast<int64_t>(want.size());
   return mcc::backends::compare_tensors(Tensor::from_vector<float>({n}, got), Tensor::from_vector<float>({n}, want),
-                                        mcc::cli::tolerance_for(rules, "y"))
+                                        mcc::judge::tolerance_for(rules, "y"))
       .not_close;
 }
 
@@ -62,9 +62,9 @@ bool coco_missing() {
 }  // namespace
 
 TEST_CASE("eval rules: the fp32 default atol scales with the largest reference magnitude, and says so") {
-  const auto r = mcc::cli::default_rules("fp32");
+  const auto r = mcc::judge::default_rules("fp32");
   CHECK(r.atol_scaled);
-  CHECK(mcc::cli::describe_rules(r) ==
+  CHECK(mcc::judge::describe_rules(r) ==
         "fp32: allclose(atol=0.0001*max(1,max|ref|), rtol=0.001), cosine >= 0.9999; integer outputs exact");
   // An output reaching 416 with an error of 4.9e-4 where the reference is 0: atol 0.0416.
   CHECK(not_close_by_default({416.0f, 4.9e-4f}, {416.0f, 0.0f}) == 0);
@@ -78,26 +78,26 @@ TEST_CASE("eval rules: the fp32 default atol scales with the largest reference m
   CHECK(not_close_by_default({inf, nan, 2.0f, 2.5e-4f}, {inf, nan, 2.0f, 0.0f}) == 1);
   const auto m = mcc::backends::compare_tensors(Tensor::from_vector<float>({2}, {416.0f, 0.0f}),
                                                 Tensor::from_vector<float>({2}, {-416.0f, 0.0f}),
-                                                mcc::cli::tolerance_for(r, "y"));
+                                                mcc::judge::tolerance_for(r, "y"));
   CHECK(m.atol_used == doctest::Approx(0.0416));
 }
 
 TEST_CASE("eval rules: a given --atol is absolute, globally or per output; --rtol alone keeps the scaled atol") {
-  auto r = mcc::cli::default_rules("fp32");
-  mcc::cli::apply_tolerance_flag(r, "--rtol", "1e-2");
+  auto r = mcc::judge::default_rules("fp32");
+  mcc::judge::apply_tolerance_flag(r, "--rtol", "1e-2");
   CHECK(r.atol_scaled);
-  CHECK(mcc::cli::tolerance_for(r, "y").atol_scales_with_ref);
-  mcc::cli::apply_tolerance_flag(r, "--atol", "y:1e-3");
-  CHECK_FALSE(mcc::cli::tolerance_for(r, "y").atol_scales_with_ref);
-  CHECK(mcc::cli::tolerance_for(r, "y").atol == 1e-3);
-  CHECK(mcc::cli::tolerance_for(r, "z").atol_scales_with_ref);
-  mcc::cli::apply_tolerance_flag(r, "--atol", "1e-4");
+  CHECK(mcc::judge::tolerance_for(r, "y").atol_scales_with_ref);
+  mcc::judge::apply_tolerance_flag(r, "--atol", "y:1e-3");
+  CHECK_FALSE(mcc::judge::tolerance_for(r, "y").atol_scales_with_ref);
+  CHECK(mcc::judge::tolerance_for(r, "y").atol == 1e-3);
+  CHECK(mcc::judge::tolerance_for(r, "z").atol_scales_with_ref);
+  mcc::judge::apply_tolerance_flag(r, "--atol", "1e-4");
   CHECK_FALSE(r.atol_scaled);
-  CHECK_FALSE(mcc::cli::tolerance_for(r, "z").atol_scales_with_ref);
-  CHECK(mcc::cli::describe_rules(r).find("allclose(atol=0.0001, rtol=0.01)") != std::string::npos);
+  CHECK_FALSE(mcc::judge::tolerance_for(r, "z").atol_scales_with_ref);
+  CHECK(mcc::judge::describe_rules(r).find("allclose(atol=0.0001, rtol=0.01)") != std::string::npos);
   // The looser profiles have no allclose by default.
-  CHECK_FALSE(mcc::cli::default_rules("int8").atol_scaled);
-  CHECK_FALSE(mcc::cli::default_rules("fp16").atol);
+  CHECK_FALSE(mcc::judge::default_rules("int8").atol_scaled);
+  CHECK_FALSE(mcc::judge::default_rules("fp16").atol);
 }
 
 TEST_CASE("eval: each real model of golden/ passes the default fp32 rule against ONNX Runtime's outputs") {

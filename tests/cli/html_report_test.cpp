@@ -263,7 +263,7 @@ TEST_CASE("html report: names are escaped, the stage option is shown, output is 
   d.command = "mcc eval 'a b' \xff";
   d.rules = "int8: cosine >= 0.99";
   d.outputs.push_back({"out<script>", 2, 1, 0.5, 3.0, "s0: cosine 0.5 < 0.99"});
-  mcc::cli::LayerStat l;
+  mcc::judge::LayerStat l;
   l.value = "v\xfe<b>";
   l.node = "conv\"2";
   l.op = "Conv";
@@ -308,7 +308,7 @@ using mcc::ir::Tensor;
 /// -> Relu -> R, with the quantized weight taken from `wq` (so a test can make it disagree).
 struct QuantPair {
   mcc::ir::Model ref, q;
-  mcc::cli::LayerStat conv;
+  mcc::judge::LayerStat conv;
   explicit QuantPair(std::vector<int8_t> wq) {
     const std::vector<float> w{0.5f, -1.0f, 0.25f, 0.125f, -2.0f, 2.0f};
     const std::vector<float> ws{1.0f / 127, 0.25f / 127, 2.0f / 127};
@@ -388,7 +388,7 @@ TEST_CASE("html report: quantization ranges read back from QuantizeLinear and De
   CHECK(w->quant_note.find("differs from the reference's by more than rounding") != std::string::npos);
 
   // A layer without a weight has no weight chart.
-  mcc::cli::LayerStat relu;
+  mcc::judge::LayerStat relu;
   relu.value = "R", relu.node = "relu", relu.op = "Relu";
   CHECK_FALSE(mcc::cli::weight_ranges(p.q, p.ref, relu).has_value());
 }

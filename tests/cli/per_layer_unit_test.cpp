@@ -6,18 +6,19 @@
 #include <string>
 #include <vector>
 
-#include "cli/per_layer.h"
+#include "judge/per_layer.h"
 #include "transforms/common/node_filter.h"
 #include "transforms/pipeline/pipeline.h"
 
-using mcc::cli::LayerStat;
+namespace judge = mcc::judge;
+using mcc::judge::LayerStat;
 
 namespace {
 
 /// A layer whose pooled SNR is `snr_db` (signal power 1), reading `inputs`.
-LayerStat layer(const std::string& name, double snr_db, std::vector<std::string> inputs, bool quantized = true,
+judge::LayerStat layer(const std::string& name, double snr_db, std::vector<std::string> inputs, bool quantized = true,
                 int64_t order = 0) {
-  LayerStat l;
+  judge::LayerStat l;
   l.value = name + "_out";
   l.node = l.ref_node = name;
   l.op = l.ref_op = "Conv";
@@ -31,14 +32,14 @@ LayerStat layer(const std::string& name, double snr_db, std::vector<std::string>
   return l;
 }
 
-const LayerStat& by_node(const std::vector<LayerStat>& ls, const std::string& node) {
+const judge::LayerStat& by_node(const std::vector<judge::LayerStat>& ls, const std::string& node) {
   for (const auto& l : ls)
     if (l.node == node) return l;
   throw std::runtime_error("no layer " + node);
 }
 
 /// conv1 (40 dB) -> conv2 (bad: 10 dB) -> conv3 (9.5 dB) -> conv4 (9.4 dB), plus a side branch.
-std::vector<LayerStat> chain() {
+std::vector<judge::LayerStat> chain() {
   return {layer("conv1", 40, {"X"}, true, 1), layer("conv2", 10, {"conv1_out"}, true, 2),
           layer("conv3", 9.5, {"conv2_out"}, true, 3), layer("conv4", 9.4, {"conv3_out"}, true, 4),
           layer("side", 38, {"conv1_out"}, true, 5)};
@@ -48,7 +49,7 @@ std::vector<LayerStat> chain() {
 
 TEST_CASE("per-layer ranking: worst pooled SNR first; the layer that introduces the error ranks first by introduced") {
   auto ls = chain();
-  mcc::cli::rank_layers(ls);
+  mcc::judge::rank_layers(ls);
   REQUIRE(ls.size() == 5);
   CHECK(ls[0].node == "conv4");  // lowest SNR, but it only inherits
   CHECK(ls[0].rank == 1);
@@ -68,76 +69,76 @@ TEST_CASE("per-layer ranking: worst pooled SNR first; the layer that introduces 
 
 TEST_CASE("per-layer exclusion: the outlier by introduced error is suggested, its inheritors are not") {
   auto ls = chain();
-  mcc::cli::rank_layers(ls);
-  const auto ex = mcc::cli::choose_exclusions(ls, 3);
+  mcc::judge::rank_layers(ls);
+  const auto ex = mcc::judge::choose_exclusions(ls, 3);
   REQUIRE(ex.size() == 1);
   CHECK(ex[0] == "conv2");
-  const std::string opt = mcc::cli::exclusion_stage_option(ex);
+  const std::string opt = mcc::judge::exclusion_stage_option(ex);
   CHECK(opt.rfind("quantize{", 0) == 0);
   CHECK(opt.find("=conv2}") != std::string::npos);
 }
 
 TEST_CASE("per-layer exclusion: uniform int8 noise suggests nothing") {
-  std::vector<LayerStat> ls{layer("a", 41, {"X"}, true, 1), layer("b", 39, {"a_out"}, true, 2),
+  std::vector<judge::LayerStat> ls{layer("a", 41, {"X"}, true, 1), layer("b", 39, {"a_out"}, true, 2),
                             layer("c", 38, {"b_out"}, true, 3)};
-  mcc::cli::rank_layers(ls);
+  mcc::judge::rank_layers(ls);
   CHECK(ls[0].node == "c");
-  CHECK(mcc::cli::choose_exclusions(ls, 3).empty());
+  CHECK(mcc::judge::choose_exclusions(ls, 3).empty());
 }
 
 TEST_CASE("per-layer exclusion: a layer the model does not quantize is never suggested") {
-  std::vector<LayerStat> ls{layer("a", 40, {"X"}, true, 1), layer("softmax", 5, {"a_out"}, false, 2),
+  std::vector<judge::LayerStat> ls{layer("a", 40, {"X"}, true, 1), layer("softmax", 5, {"a_out"}, false, 2),
                             layer("b", 39, {"a_out"}, true, 3)};
-  mcc::cli::rank_layers(ls);
+  mcc::judge::rank_layers(ls);
   CHECK(by_node(ls, "softmax").introduced_rank == 1);
-  CHECK(mcc::cli::choose_exclusions(ls, 3).empty());
+  CHECK(mcc::judge::choose_exclusions(ls, 3).empty());
 }
 
 TEST_CASE("per-layer exclusion: worst first, capped, one name per node") {
-  std::vector<LayerStat> ls{layer("a", 40, {"X"}, true, 1),  layer("b", 12, {"a_out"}, true, 2),
+  std::vector<judge::LayerStat> ls{layer("a", 40, {"X"}, true, 1),  layer("b", 12, {"a_out"}, true, 2),
                             layer("c", 40, {"X"}, true, 3),  layer("d", 8, {"c_out"}, true, 4),
                             layer("e", 40, {"X"}, true, 5),  layer("f", 15, {"e_out"}, true, 6),
                             layer("g", 40, {"X"}, true, 7),  layer("h", 40, {"X"}, true, 8),
                             layer("i", 40, {"X"}, true, 9),  layer("j", 40, {"X"}, true, 10),
                             layer("k", 40, {"X"}, true, 11)};
-  LayerStat split2 = layer("d", 8, {"c_out"}, true, 4);  // a second output of node d
+  judge::LayerStat split2 = layer("d", 8, {"c_out"}, true, 4);  // a second output of node d
   split2.value = "d_out2";
   ls.push_back(split2);
-  mcc::cli::rank_layers(ls);
-  auto ex = mcc::cli::choose_exclusions(ls, 2);
+  mcc::judge::rank_layers(ls);
+  auto ex = mcc::judge::choose_exclusions(ls, 2);
   CHECK(ex == std::vector<std::string>{"d", "b"});
-  ex = mcc::cli::choose_exclusions(ls, 5);
+  ex = mcc::judge::choose_exclusions(ls, 5);
   CHECK(ex == std::vector<std::string>{"d", "b", "f"});
-  CHECK(mcc::cli::choose_exclusions(ls, 0).empty());
+  CHECK(mcc::judge::choose_exclusions(ls, 0).empty());
 }
 
 TEST_CASE("per-layer exclusion: with no outlier, a worst layer adding over 1 % noise is still suggested") {
-  std::vector<LayerStat> ls{layer("only", 12, {"X"}, true, 1)};
-  mcc::cli::rank_layers(ls);
-  CHECK(mcc::cli::choose_exclusions(ls, 3) == std::vector<std::string>{"only"});
+  std::vector<judge::LayerStat> ls{layer("only", 12, {"X"}, true, 1)};
+  mcc::judge::rank_layers(ls);
+  CHECK(mcc::judge::choose_exclusions(ls, 3) == std::vector<std::string>{"only"});
 }
 
 TEST_CASE("per-layer: identical tensors are exact and introduce nothing") {
-  std::vector<LayerStat> ls{layer("a", INFINITY, {"X"}, true, 1), layer("b", INFINITY, {"a_out"}, true, 2)};
-  mcc::cli::rank_layers(ls);
+  std::vector<judge::LayerStat> ls{layer("a", INFINITY, {"X"}, true, 1), layer("b", INFINITY, {"a_out"}, true, 2)};
+  mcc::judge::rank_layers(ls);
   for (const auto& l : ls) {
     CHECK(std::isinf(l.snr_db()));
     CHECK(l.snr_db() > 0);
     CHECK(l.introduced_nsr == 0);
   }
   CHECK(ls[0].node == "a");  // ties keep model order
-  CHECK(mcc::cli::choose_exclusions(ls, 3).empty());
+  CHECK(mcc::judge::choose_exclusions(ls, 3).empty());
 }
 
 TEST_CASE("per-layer stage option quotes names the spec grammar cannot take bare") {
-  const std::string opt = mcc::cli::exclusion_stage_option({"/model/conv 1", "conv2"});
+  const std::string opt = mcc::judge::exclusion_stage_option({"/model/conv 1", "conv2"});
   CHECK(opt.find("\"/model/conv 1,conv2\"") != std::string::npos);
-  CHECK(mcc::cli::exclusion_stage_option({"/backbone/Conv_3"}).find("=/backbone/Conv_3}") != std::string::npos);
+  CHECK(mcc::judge::exclusion_stage_option({"/backbone/Conv_3"}).find("=/backbone/Conv_3}") != std::string::npos);
 }
 
 TEST_CASE("per-layer stage option escapes regex metacharacters so the item names exactly that node") {
   const std::string name = "head[0]+(x)";
-  const std::string opt = mcc::cli::exclusion_stage_option({name});
+  const std::string opt = mcc::judge::exclusion_stage_option({name});
   // The suggestion parses as a pipeline, and its exclude item matches that node and no other.
   const auto p = mcc::transforms::Pipeline::parse(opt, mcc::transforms::builtin_passes());
   REQUIRE(p.stages().size() == 1);

@@ -1,7 +1,8 @@
 // check: the accuracy budget of a pipeline, measured, recorded and enforced.
 //
 // Runs the model as the previous stages left it and the pipeline's input model (read again from
-// its file; it is never modified) on the samples of `data` and judges each float output:
+// its file; it is never modified) on the samples of `data` (judge/agreement.h) and judges each
+// float output against the budget (judge/check_figures.h):
 //   class scores ([C] / [N, C] floats): top-1 agreement with the input model >= min_top1;
 //   other float outputs: mean cosine over the samples >= min_cosine (the worst sample is reported);
 //   class scores also by mean cosine >= class_min_cosine when that is > 0;
@@ -26,7 +27,8 @@
 #include "ir/labels.h"
 #include "ir/onnx_io.h"
 #include "ir/sample_data.h"
-#include "transforms/check/measure.h"
+#include "judge/agreement.h"
+#include "judge/check_figures.h"
 #include "transforms/quantize/calibration.h"
 
 namespace fs = std::filesystem;
@@ -36,76 +38,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double round6(double v) { return std::round(v * 1e6) / 1e6; }
-
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
-
-struct Budget {
-  double min_cosine = 0.99, class_min_cosine = 0, min_top1 = 0.99, max_top1_drop = -1;
-};
-
 std::string resolve(const std::string& path, const PassContext& ctx) {
   if (path.empty() || fs::path(path).is_absolute() || ctx.base_dir.empty()) return path;
   return (fs::path(ctx.base_dir) / path).lexically_normal().string();
-}
-
-json figure(const std::string& output, const std::string& metric, double value, double threshold, bool higher_is_better,
-            int samples) {
-  const bool pass = higher_is_better ? value >= threshold : value <= threshold;
-  return json{{"output", output},   {"metric", metric},   {"value", round6(value)},
-              {"threshold", threshold}, {"verdict", pass ? "pass" : "fail"}, {"samples", samples}};
-}
-
-json judge(const std::vector<OutputAgreement>& outs, const Budget& b) {
-  json checks = json::array();
-  for (const auto& a : outs) {
-    if (!a.skipped.empty() || a.samples == 0) {
-      checks.push_back({{"output", a.name}, {"metric", "none"}, {"verdict", "not measured"},
-                        {"why", a.skipped.empty() ? "no samples" : a.skipped}});
-      continue;
-    }
-    if (a.class_scores) {
-      checks.push_back(figure(a.name, "top1_agreement", a.top1_agreement(), b.min_top1, true, a.samples));
-      if (b.class_min_cosine > 0) {
-        json f = figure(a.name, "cosine_mean", a.cosine_mean(), b.class_min_cosine, true, a.samples);
-        f["worst_sample_cosine"] = round6(a.cosine_min);
-        checks.push_back(std::move(f));
-      }
-    } else {
-      json f = figure(a.name, "cosine_mean", a.cosine_mean(), b.min_cosine, true, a.samples);
-      f["worst_sample_cosine"] = round6(a.cosine_min);
-      checks.push_back(std::move(f));
-    }
-    if (a.labelled) {
-      const double top1 = 100.0 * a.top1_correct / a.samples, ref = 100.0 * a.reference_top1_correct / a.samples;
-      json f = figure(a.name, "top1_drop_points", ref - top1, b.max_top1_drop, false, a.samples);
-      f["top1"] = round6(top1);
-      f["reference_top1"] = round6(ref);
-      if (b.max_top1_drop < 0) {
-        f["threshold"] = nullptr;
-        f["verdict"] = "reported";
-      }
-      checks.push_back(std::move(f));
-    }
-  }
-  return checks;
-}
-
-/// "output 'x' cosine_mean 0.93 < 0.99; ..." for the failed figures.
-std::string failures(const json& checks) {
-  std::string s;
-  for (const auto& c : checks) {
-    if (c["verdict"] != "fail") continue;
-    const bool drop = c["metric"] == "top1_drop_points";
-    s += (s.empty() ? "" : "; ") + std::string("output '") + c["output"].get<std::string>() + "' " +
-         c["metric"].get<std::string>() + " " + fmt(c["value"].get<double>()) + (drop ? " > " : " < ") +
-         fmt(c["threshold"].get<double>());
-  }
-  return s;
 }
 
 /// A state's check record must have the shape this stage writes; ModelError (exit 3) otherwise.
@@ -157,7 +92,7 @@ class CheckPass : public Pass {
       return res;
     }
     const Options& o = ctx.options;
-    const Budget budget{o.get_float("min_cosine"), o.get_float("class_min_cosine"), o.get_float("min_top1"),
+    const judge::Budget budget{o.get_float("min_cosine"), o.get_float("class_min_cosine"), o.get_float("min_top1"),
                         o.get_float("max_top1_drop")};
     if (budget.min_top1 < 0 || budget.min_top1 > 1) throw UsageError("check: min_top1 is a fraction in [0, 1]");
     if (o.get_int("holdout") < 0 || o.get_int("samples") < 0) throw UsageError("check: holdout and samples are >= 0");
@@ -166,7 +101,7 @@ class CheckPass : public Pass {
     if (ctx.input_path.empty()) throw UsageError("check: needs the pipeline's input model file to compare with");
     const auto dirs = quantize::held_back_sample_dirs(data, static_cast<size_t>(o.get_int("holdout")),
                                                       static_cast<size_t>(o.get_int("samples")));
-    AgreementInput in;
+    judge::AgreementInput in;
     in.sample_dirs = dirs;
     in.threads = ctx.threads;
     const std::string labels_path = resolve(o.get_string("labels"), ctx);
@@ -182,9 +117,9 @@ class CheckPass : public Pass {
                                        in.labels.begin() + static_cast<std::ptrdiff_t>(first + dirs.size()));
     }
     const ir::Model reference = ir::load_model(ctx.input_path);
-    const auto outs = measure_agreement(model, reference, in);
-    json checks = judge(outs, budget);
-    const std::string failed = failures(checks);
+    const auto outs = judge::measure_agreement(model, reference, in);
+    json checks = judge::budget_figures(outs, budget);
+    const std::string failed = judge::missed_figures(checks);
     res.record["data"] = {{"folder", o.get_string("data")}, {"holdout", o.get_int("holdout")},
                           {"samples", static_cast<int64_t>(dirs.size())}, {"sha256", quantize::hash_sample_files(dirs)}};
     res.record["reference"] = "the pipeline's input model";

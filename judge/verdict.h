@@ -23,7 +23,7 @@
 #include "backends/compare.h"
 #include "ir/graph.h"
 
-namespace mcc::cli {
+namespace mcc::judge {
 
 /// Precision class of a model: "int8" (QDQ or integer-arithmetic ops), "fp16", "bf16", "fp32".
 std::string model_precision(const ir::Model& m);
@@ -75,4 +75,4 @@ struct OutputJudgement {
 OutputJudgement judge_output(const VerdictRules& r, const std::string& output, const backends::RValue& got,
                              const backends::RValue& want);
 
-}  // namespace mcc::cli
+}  // namespace mcc::judge

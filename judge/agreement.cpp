@@ -1,14 +1,13 @@
-// Output agreement between a model and its reference (see check/measure.h).
-#include "transforms/check/measure.h"
+// Output agreement between a model and its reference (see agreement.h).
+#include "judge/agreement.h"
 
-#include <algorithm>
+#include <optional>
 
-#include "backends/compare.h"
 #include "backends/executor.h"
 #include "ir/errors.h"
 #include "ir/sample_data.h"
 
-namespace mcc::transforms::check {
+namespace mcc::judge {
 namespace {
 
 using Feeds = std::vector<std::pair<std::string, backends::RValue>>;
@@ -26,11 +25,6 @@ Feeds clone_feeds(const Feeds& f) {
   return out;
 }
 
-int64_t argmax(const ir::Tensor& t) {
-  const auto v = t.data<float>();
-  return std::max_element(v.begin(), v.end()) - v.begin();
-}
-
 bool measurable(const backends::RValue& v) {
   return v.kind == backends::RValue::Kind::Tensor && v.tensor.defined() && v.tensor.dtype() == ir::DType::F32;
 }
@@ -43,17 +37,14 @@ void add_sample(OutputAgreement& a, const backends::RValue& got, const backends:
     return;
   }
   const auto m = backends::compare_tensors(got.tensor, want.tensor, backends::Tolerance{});
-  if (!m.comparable) throw ModelError("output '" + a.name + "': " + m.mismatch + " against the reference");
-  if (a.samples == 0) a.class_scores = m.top1_agree.has_value();
-  ++a.samples;
-  a.cosine_sum += m.cosine;
-  a.cosine_min = std::min(a.cosine_min, m.cosine);
-  if (a.class_scores && m.top1_agree && *m.top1_agree) ++a.top1_agree;
-  if (a.class_scores && label && want.tensor.numel() == got.tensor.numel()) {
-    a.labelled = true;
-    a.top1_correct += argmax(got.tensor) == *label ? 1 : 0;
-    a.reference_top1_correct += argmax(want.tensor) == *label ? 1 : 0;
-  }
+  if (!m.comparable) throw ModelError("output '" + a.stats.name + "': " + m.mismatch + " against the reference");
+  a.stats.add(m);
+  if (!label || !m.top1_agree) return;
+  const auto got_class = backends::top1_class(got.tensor), want_class = backends::top1_class(want.tensor);
+  if (!got_class || !want_class) return;
+  a.labelled = true;
+  a.top1_correct += *got_class == *label ? 1 : 0;
+  a.reference_top1_correct += *want_class == *label ? 1 : 0;
 }
 
 }  // namespace
@@ -69,7 +60,7 @@ std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir:
   backends::Executor exec(model, eo);
   backends::Executor ref_exec(reference, eo);
   std::vector<OutputAgreement> out(g.outputs.size());
-  for (size_t k = 0; k < out.size(); ++k) out[k].name = g.outputs[k]->name;
+  for (size_t k = 0; k < out.size(); ++k) out[k].stats.name = g.outputs[k]->name;
   for (size_t i = 0; i < in.sample_dirs.size(); ++i) {
     Feeds f = feeds_of(g, in.sample_dirs[i]);
     const auto want = ref_exec.run(clone_feeds(f));
@@ -78,7 +69,8 @@ std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir:
     bool labelled_one = false;
     for (size_t k = 0; k < out.size(); ++k) {
       std::optional<int64_t> label;
-      if (!in.labels.empty() && !labelled_one && (out[k].samples == 0 || out[k].class_scores)) label = in.labels[i];
+      if (!in.labels.empty() && !labelled_one && (out[k].stats.samples == 0 || out[k].stats.class_scores()))
+        label = in.labels[i];
       add_sample(out[k], got[k], want[k], label);
       labelled_one = labelled_one || out[k].labelled;
     }
@@ -86,4 +78,4 @@ std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir:
   return out;
 }
 
-}  // namespace mcc::transforms::check
+}  // namespace mcc::judge

@@ -1,4 +1,4 @@
-// The accuracy budget of `mcc quantize` (see quantize_budget.h).
+// The accuracy budget of `mcc quantize`: the check and the ladder (see quantize_budget.h).
 //
 // Ladder (each step only when the user left that setting at its default, and only while the
 // budget is unmet): 1. the given configuration (minmax ranges by default: about one pass over the
@@ -8,7 +8,7 @@
 // method and sensitivity sample); 5. mixed_target = min(0.9999, min cosine + 0.005) (the
 // activations with the largest measured 8-bit cost stay float until the calibration samples
 // reach it). YOLOX-nano (20 COCO photos, 4 held back) stops at step 2 in about 5 s.
-#include "cli/quantize_budget.h"
+#include "judge/quantize_budget.h"
 
 #include <spdlog/spdlog.h>
 
@@ -20,9 +20,8 @@
 #include "ir/errors.h"
 #include "ir/labels.h"
 #include "ir/sample_data.h"
-#include "transforms/check/check.h"
 
-namespace mcc::cli {
+namespace mcc::judge {
 namespace {
 
 /// An option value; the pipeline writes its canonical (shortest round-trip) form.
@@ -34,22 +33,6 @@ std::string text(double v) {
 
 }  // namespace
 
-void add_budget_flags(CLI::App& sub, BudgetOptions& b) {
-  sub.add_option("--eval", b.eval_dir,
-                 "Samples the self-check judges on (default: the calibration folder's last samples, held back from "
-                 "calibration)");
-  sub.add_option("--holdout", b.holdout, "Calibration samples held back for the self-check (default: a fifth, 1 to 32)")
-      ->check(CLI::NonNegativeNumber);
-  sub.add_option("--min-cosine", b.min_cosine, "Budget: least mean output cosine (default 0.99, for outputs that are not class scores; a value given applies to every float output)")
-      ->check(CLI::Range(-1.0, 1.0));
-  sub.add_option("--min-top1", b.min_top1, "Budget: least top-1 agreement with the float model, class scores (default 0.99)")
-      ->check(CLI::Range(0.0, 1.0));
-  sub.add_option("--labels", b.labels, "Labels of the judged folder's samples (one integer per sample, .npy or text)");
-  sub.add_option("--max-top1-drop", b.max_top1_drop, "Budget with --labels: most top-1 accuracy drop, in points")
-      ->check(CLI::NonNegativeNumber);
-  sub.add_flag("--no-check", b.no_check, "Skip the self-check (no verdict, no budget)");
-  sub.add_flag("--no-escalate", b.no_escalate, "Only the given configuration: fail instead of escalating when the budget is unmet");
-}
 
 BudgetPlan plan_budget(const BudgetOptions& b, const nlohmann::ordered_json& stage) {
   BudgetPlan plan;
@@ -125,23 +108,5 @@ BudgetPlan plan_budget(const BudgetOptions& b, const nlohmann::ordered_json& sta
   return plan;
 }
 
-int run_with_budget(ConvertOptions c, const std::vector<std::string>& pipelines) {
-  nlohmann::ordered_json missed = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < pipelines.size(); ++i) {
-    const bool last = i + 1 == pipelines.size();
-    c.pipeline = pipelines[i];
-    c.report_check_failure = last;
-    c.escalation = missed.empty() ? nlohmann::ordered_json() : missed;
-    try {
-      return run_convert(c);
-    } catch (transforms::check::CheckFailed& e) {
-      if (last) throw;
-      missed.push_back({{"pipeline", pipelines[i]}, {"verdict", "fail"}, {"why", e.message()},
-                        {"checks", e.record().value("checks", nlohmann::ordered_json::array())}});
-      spdlog::warn("quantize: {}; escalating (step {} of {})", e.message(), i + 2, pipelines.size());
-    }
-  }
-  throw InternalError("mcc quantize: no configuration to try");
-}
 
-}  // namespace mcc::cli
+}  // namespace mcc::judge

@@ -39,7 +39,7 @@
 #include "backends/executor.h"
 #include "ir/graph.h"
 
-namespace mcc::cli {
+namespace mcc::judge {
 
 struct LayerStat {
   std::string value;                 // shared value name
@@ -85,8 +85,8 @@ void rank_layers(std::vector<LayerStat>& layers);
 /// The exclusion rule above, applied to ranked layers; returns reference node names.
 std::vector<std::string> choose_exclusions(const std::vector<LayerStat>& layers, size_t max_exclude);
 
-/// `quantize{<exclude option>=a,b}` with the quantize stage's exclusion option as registered
-/// (names quoted when the spec grammar needs it).
+/// `quantize{exclude=a,b}`: each name matched exactly (regex characters escaped), the list
+/// quoted when the spec grammar needs it.
 std::string exclusion_stage_option(const std::vector<std::string>& nodes);
 
 class PerLayerComparator {
@@ -116,7 +116,5 @@ class PerLayerComparator {
 /// JSON form: {samples, aggregation, layers: [...], skipped, exclude, stage_option}; `top` limits
 /// the layers listed (0 = all).
 nlohmann::ordered_json per_layer_json(const PerLayerReport& r, size_t top);
-/// The human-readable table and the suggestion, on stdout.
-void print_per_layer(const PerLayerReport& r, size_t top);
 
-}  // namespace mcc::cli
+}  // namespace mcc::judge

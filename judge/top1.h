@@ -18,7 +18,7 @@
 
 #include "backends/backend.h"
 
-namespace mcc::cli {
+namespace mcc::judge {
 
 struct Top1Limits {
   std::optional<double> max_drop;  // points
@@ -59,8 +59,5 @@ class Top1Accuracy {
 
 /// The "top1" section of the eval report.
 nlohmann::ordered_json top1_json(const std::vector<Top1Row>& rows, const Top1Limits& limits, const std::string& labels_path);
-/// The terminal lines; `reference` names what the reference is ("reference", "golden").
-void print_top1(const std::vector<Top1Row>& rows, const Top1Limits& limits, const std::string& labels_path,
-                const std::string& reference);
 
-}  // namespace mcc::cli
+}  // namespace mcc::judge

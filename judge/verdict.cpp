@@ -1,12 +1,12 @@
 // Verdict rules for `mcc eval` (see eval_verdict.h).
-#include "cli/eval_verdict.h"
+#include "judge/verdict.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-namespace mcc::cli {
+namespace mcc::judge {
 namespace {
 
 int rank_of(const std::string& p) {
@@ -194,4 +194,4 @@ OutputJudgement judge_output(const VerdictRules& r, const std::string& output, c
   return j;
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::judge

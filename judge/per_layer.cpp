@@ -1,8 +1,6 @@
 // Per-layer diagnosis (see per_layer.h for the metrics, the introduced-error formula and the
 // exclusion rule).
-#include "cli/per_layer.h"
-#include "ir/dims_text.h"
-#include "io/terminal.h"
+#include "judge/per_layer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,10 +10,11 @@
 #include <set>
 
 #include "backends/compare.h"
+#include "ir/dims_text.h"
 #include "ir/errors.h"
-#include "transforms/pipeline/pass_registry.h"
+#include "judge/output_stats.h"
 
-namespace mcc::cli {
+namespace mcc::judge {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -52,14 +51,7 @@ ir::Tensor to_f32(const ir::Tensor& t) {
 
 using ir::dims_text;
 
-double json_num(double v) { return std::isfinite(v) ? v : (v > 0 ? 1e308 : -1e308); }
 
-std::string fmt_db(double v) {
-  if (std::isinf(v)) return v > 0 ? "exact" : "-inf";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.2f", v);
-  return b;
-}
 
 double nsr_to_db(double nsr) {
   if (nsr <= 0) return kInf;
@@ -148,16 +140,6 @@ static std::string exact_name_item(const std::string& name) {
 }
 
 std::string exclusion_stage_option(const std::vector<std::string>& nodes) {
-  std::string key = "exclude";
-  if (const auto* info = transforms::builtin_passes().find("quantize")) {
-    std::string found;
-    for (const char* k : {"exclude", "exclude_nodes", "nodes_to_exclude"})
-      for (const auto& o : info->options)
-        if (found.empty() && o.key == k) found = o.key;
-    for (const auto& o : info->options)
-      if (found.empty() && o.key.find("exclude") != std::string::npos) found = o.key;
-    if (!found.empty()) key = found;
-  }
   std::string value;
   bool quote = false;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -172,7 +154,7 @@ std::string exclusion_stage_option(const std::vector<std::string>& nodes) {
     for (char c : value) q += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
     value = q + "\"";
   }
-  return "quantize{" + key + "=" + value + "}";
+  return "quantize{exclude=" + value + "}";
 }
 
 PerLayerComparator::PerLayerComparator(const ir::Model& model, const ir::Model& reference)
@@ -354,10 +336,10 @@ nlohmann::ordered_json per_layer_json(const PerLayerReport& r, size_t top) {
     layers.push_back({{"rank", l.rank}, {"value", l.value}, {"node", l.node}, {"op", l.op},
                       {"ref_node", l.ref_node}, {"ref_op", l.ref_op}, {"quantized", !l.exclude_targets.empty()},
                       {"exclude_targets", l.exclude_targets},
-                      {"snr_db", json_num(l.snr_db())}, {"worst_snr_db", json_num(l.worst_snr_db)},
-                      {"min_cosine", json_num(l.min_cosine)}, {"max_abs", json_num(l.max_abs)},
-                      {"inherited_snr_db", json_num(l.inherited_snr_db())},
-                      {"introduced_snr_db", json_num(l.introduced_snr_db())},
+                      {"snr_db", json_number(l.snr_db())}, {"worst_snr_db", json_number(l.worst_snr_db)},
+                      {"min_cosine", json_number(l.min_cosine)}, {"max_abs", json_number(l.max_abs)},
+                      {"inherited_snr_db", json_number(l.inherited_snr_db())},
+                      {"introduced_snr_db", json_number(l.introduced_snr_db())},
                       {"introduced_rank", l.introduced_rank}, {"inputs", l.inputs},
                       {"nan_inf_mismatch", l.nan_inf_mismatch}, {"samples", l.samples}});
   }
@@ -369,45 +351,5 @@ nlohmann::ordered_json per_layer_json(const PerLayerReport& r, size_t top) {
           {"exclude", r.exclude}, {"stage_option", r.stage_option}};
 }
 
-void print_per_layer(const PerLayerReport& r, size_t top) {
-  size_t wv = 5, wn = 4, wr = 8;
-  const size_t shown = top ? std::min(top, r.layers.size()) : r.layers.size();
-  for (size_t i = 0; i < shown; ++i) {
-    const auto& l = r.layers[i];
-    wv = std::max(wv, l.value.size());
-    wn = std::max(wn, l.node.size() + l.op.size() + 3);
-    wr = std::max(wr, l.ref_node.size() + l.ref_op.size() + 3);
-  }
-  wv = std::min<size_t>(wv, 40), wn = std::min<size_t>(wn, 40), wr = std::min<size_t>(wr, 40);
-  io::print_out("\nper-layer: %zu shared tensor(s) over %d sample(s), worst SNR first (SNR: power summed over samples;\n"
-              "worst: lowest sample SNR; introduced: noise added by the layer over its worst input)\n",
-              r.layers.size(), r.samples);
-  io::print_out("%4s  %-*s  %-*s  %-*s %9s %9s %10s %10s %10s %5s\n", "rank", static_cast<int>(wv), "value",
-              static_cast<int>(wn), "node (op)", static_cast<int>(wr), "ref node", "snr_db", "worst_db", "cosine",
-              "max_abs", "intro_db", "intro");
-  for (size_t i = 0; i < shown; ++i) {
-    const auto& l = r.layers[i];
-    const std::string node = l.node + " (" + l.op + ")" + (l.exclude_targets.empty() ? "" : " q");
-    const std::string ref = l.ref_node + " (" + l.ref_op + ")";
-    io::print_out("%4d  %-*.*s  %-*.*s  %-*.*s %9s %9s %10.6f %10.3g %10s %5d\n", l.rank, static_cast<int>(wv),
-                static_cast<int>(wv), l.value.c_str(), static_cast<int>(wn), static_cast<int>(wn), node.c_str(),
-                static_cast<int>(wr), static_cast<int>(wr), ref.c_str(), fmt_db(l.snr_db()).c_str(),
-                fmt_db(l.worst_snr_db).c_str(), l.min_cosine, l.max_abs, fmt_db(l.introduced_snr_db()).c_str(),
-                l.introduced_rank);
-  }
-  if (shown < r.layers.size()) io::print_out("(%zu more; --per-layer-top 0 lists all)\n", r.layers.size() - shown);
-  for (const auto& s : r.skipped) io::print_out("not compared: %s\n", s.c_str());
-  std::vector<const LayerStat*> intro;
-  for (const auto& l : r.layers) intro.push_back(&l);
-  std::sort(intro.begin(), intro.end(), [](const LayerStat* a, const LayerStat* b) { return a->introduced_rank < b->introduced_rank; });
-  io::print_out("where the error is introduced:");
-  for (size_t i = 0; i < std::min<size_t>(5, intro.size()); ++i)
-    io::print_out("%s %s (%s dB)", i ? "," : "", intro[i]->node.c_str(), fmt_db(intro[i]->introduced_snr_db()).c_str());
-  io::print_out("\n");
-  if (r.exclude.empty())
-    io::print_out("no quantized layer stands out; no exclusion suggested\n");
-  else
-    io::print_out("to keep these layers in float, re-run with: %s\n", r.stage_option.c_str());
-}
 
-}  // namespace mcc::cli
+}  // namespace mcc::judge

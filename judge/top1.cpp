@@ -1,14 +1,13 @@
 // Top-1 accuracy against labels for `mcc eval` (see eval_top1.h).
-#include "cli/eval_top1.h"
+#include "judge/top1.h"
 
 #include <cstdio>
 
 #include "backends/compare.h"
-#include "io/terminal.h"
 #include "ir/errors.h"
 #include "ir/labels.h"
 
-namespace mcc::cli {
+namespace mcc::judge {
 namespace {
 
 std::optional<int64_t> class_of(const backends::RValue& v) {
@@ -103,20 +102,5 @@ nlohmann::ordered_json top1_json(const std::vector<Top1Row>& rows, const Top1Lim
   return j;
 }
 
-void print_top1(const std::vector<Top1Row>& rows, const Top1Limits& limits, const std::string& labels_path,
-                const std::string& reference) {
-  std::string lim;
-  if (limits.max_drop) lim += ", max drop " + fmt(*limits.max_drop) + " points";
-  if (limits.min_top1) lim += ", min " + fmt(*limits.min_top1) + " %";
-  io::print_out("top-1 accuracy against %s%s:\n", labels_path.c_str(), lim.c_str());
-  for (const auto& r : rows) {
-    io::print_out("  %-26s model %6.2f %% (%lld/%lld)", r.output.c_str(), r.accuracy(), static_cast<long long>(r.correct),
-              static_cast<long long>(r.samples));
-    if (r.has_reference())
-      io::print_out(", %s %6.2f %% (%lld/%lld), drop %.2f points", reference.c_str(), r.reference_accuracy(),
-                static_cast<long long>(r.ref_correct), static_cast<long long>(r.ref_samples), r.drop());
-    io::print_out("  %s\n", r.passed ? "pass" : ("FAIL: " + r.why).c_str());
-  }
-}
 
-}  // namespace mcc::cli
+}  // namespace mcc::judge

@@ -1,0 +1,51 @@
+// `mcc eval`'s verdict on every output over the samples compared: each sample's outputs judged
+// under the verdict rules (judge/verdict.h) and folded into per-output figures (output_stats.h);
+// the report's "outputs" and "per_sample" sections, and the accuracy error that makes the exit
+// code 1 when an output failed on some sample.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "judge/output_stats.h"
+#include "judge/verdict.h"
+
+namespace mcc::judge {
+
+/// One output over all samples that had an expected value for it.
+struct JudgedOutput {
+  OutputStats stats;
+  ir::DType dtype = ir::DType::Undefined;
+  std::string kind = "tensor";  // tensor | sequence | none (see judge_output)
+  int failed = 0;
+  std::string first_failure;    // "<sample>: <first failed rule>"
+};
+
+class EvalOutputs {
+ public:
+  EvalOutputs(VerdictRules rules, const std::vector<std::string>& outputs);
+
+  /// Judges one sample's outputs against the expected ones (absent: not compared); returns the
+  /// sample's "per_sample" entry.
+  nlohmann::ordered_json add_sample(const std::string& sample, const std::vector<backends::RValue>& got,
+                                    const std::vector<std::optional<backends::RValue>>& want);
+
+  const VerdictRules& rules() const { return rules_; }
+  const std::vector<JudgedOutput>& outputs() const { return outputs_; }
+  /// Output values compared, over all samples.
+  int compared() const { return compared_; }
+  bool passed() const;
+  /// The report's "outputs": one entry per output compared at least once.
+  nlohmann::ordered_json outputs_json() const;
+  /// AccuracyError naming the first failed output, its count and first failure; nothing when all passed.
+  void throw_if_failed() const;
+
+ private:
+  VerdictRules rules_;
+  std::vector<JudgedOutput> outputs_;
+  int compared_ = 0;
+};
+
+}  // namespace mcc::judge
