@@ -14,7 +14,7 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/check_report.h"
+#include "report/convert_text.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "io/files.h"
@@ -55,8 +55,8 @@ nlohmann::ordered_json check_report(const std::string& pipeline, const nlohmann:
 
 /// A missed budget: the figures on stdout and in the report (--report, else next to -o).
 void report_failed_check(const ConvertOptions& o, transforms::check::CheckFailed& e) {
-  if (!o.json) print_check_lines(e.record());
-  const std::string path = o.report_path.empty() ? default_check_report_path(o.output) : o.report_path;
+  if (!o.json) report::print_check_lines(e.record());
+  const std::string path = o.report_path.empty() ? io::default_check_report_path(o.output) : o.report_path;
   nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const auto& c : e.record().value("checks", nlohmann::ordered_json::array())) checks.push_back(c);
   io::write_file_atomically(path, io::dump_json(check_report(o.pipeline, checks, o.escalation, false), 2) + "\n");
@@ -158,7 +158,7 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
     rec.stages.push_back(r.to_json());
     rec.stage_seconds[r.label] = r.seconds;
   }
-  rec.checks = collect_checks(rec.stages);
+  rec.checks = io::collect_checks(rec.stages);
   rec.escalation = o.escalation;
   if (!o.state_path.empty() && state_in.contains("escalation")) rec.escalation = state_in["escalation"];
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -193,7 +193,7 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
     for (const auto& r : records)
       if (r.pass == "check") {
         if (!o.state_path.empty()) io::print_out("check: replayed the recorded verdict (replay runs no data)\n");
-        print_check_lines(r.record);
+        report::print_check_lines(r.record);
       }
   }
   return 0;

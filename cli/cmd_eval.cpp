@@ -20,7 +20,7 @@
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "judge/top1.h"
-#include "cli/eval_html.h"
+#include "report/comparison_page.h"
 #include "judge/verdict.h"
 #include "io/files.h"
 #include "io/json_text.h"
@@ -184,7 +184,7 @@ int run_eval(const EvalOptions& o) {
         visit(io::to_feeds(s));
       }
     };
-    write_eval_html(o.html, {result, *layers, model.model, ref->model, *ref_exec, each_sample});
+    report::write_eval_html(o.html, {result, *layers, model.model, ref->model, *ref_exec, each_sample});
   }
 
   if (o.json) {

@@ -10,8 +10,8 @@
 #include "io/json_text.h"
 #include "cli/commands.h"
 #include "io/files.h"
-#include "cli/model_summary.h"
-#include "cli/placement_report.h"
+#include "report/model_summary.h"
+#include "report/placement_report.h"
 #include "backends/backend_registry.h"
 #include "ir/printer.h"
 
@@ -31,16 +31,16 @@ int run_inspect(const InspectOptions& o) {
     else std::cout << text;
     return 0;
   }
-  auto summary = summarize_model(in.model, o.input, in.size);
+  auto summary = report::summarize_model(in.model, o.input, in.size);
   std::string placement_text;
   if (!o.backend.empty()) {
     const auto& b = backends::find_backend(o.backend, /*allow_unavailable=*/true);
-    const auto report = backends::plan_placement(in.model, b);
-    summary["placement"] = placement_json(report);
-    placement_text = render_placement(report);
+    const auto placement = backends::plan_placement(in.model, b);
+    summary["placement"] = report::placement_json(placement);
+    placement_text = report::render_placement(placement);
   }
   if (o.json) std::cout << io::dump_json(summary, 2) << "\n";
-  else std::cout << render_summary(summary) << placement_text;
+  else std::cout << report::render_summary(summary) << placement_text;
   return 0;
 }
 

@@ -13,7 +13,7 @@
 // "escalation", and the accepted one is the pipeline the state replays. Unmet at the last step:
 // exit 1, no model, the figures in the report.
 // --html FILE then draws the accepted model against the input model on the samples the check
-// judged (cli/quantize_html.h); a run that fails its budget writes no model and no page.
+// judged (report/quantize_page.h); a run that fails its budget writes no model and no page.
 //
 // The flags that set quantize stage options are one table (kStageFlags: flag, option key, help);
 // each flag's type, legal values and default come from the stage's own declaration (its PassInfo
@@ -27,7 +27,7 @@
 #include "cli/cmd_convert.h"
 #include "io/files.h"
 #include "io/terminal.h"
-#include "cli/quantize_html.h"
+#include "report/quantize_page.h"
 #include "judge/quantize_budget.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
@@ -263,7 +263,7 @@ int run_quantize(const QuantizeOptions& q) {
     c.report_path = q.report_path;
     const int rc = run_with_budget(c, pipelines);
     if (!q.html.empty()) {
-      write_quantize_html(q.html, q.input, q.output, c.sidecar_path.empty() ? io::default_sidecar_path(q.output) : c.sidecar_path,
+      report::write_quantize_html(q.html, q.input, q.output, c.sidecar_path.empty() ? io::default_sidecar_path(q.output) : c.sidecar_path,
                           q.threads);
       if (!q.json) io::print_out("html:     %s\n", q.html.c_str());
     }

@@ -1,8 +1,10 @@
-// Sidecar state: path convention, building, serializing and validating the JSON record.
+// Sidecar state: path conventions, building (its checks list too), serializing and validating the JSON record.
 #include "io/sidecar.h"
-#include "io/json_text.h"
+
+#include <filesystem>
 
 #include "io/files.h"
+#include "io/json_text.h"
 #include "ir/errors.h"
 
 namespace mcc::io {
@@ -12,6 +14,28 @@ std::string default_sidecar_path(const std::string& output) {
   if (output.size() > ext.size() && output.compare(output.size() - ext.size(), ext.size(), ext) == 0)
     return output.substr(0, output.size() - ext.size()) + ".mcc.json";
   return output + ".mcc.json";
+}
+
+std::string default_check_report_path(const std::string& output) {
+  std::filesystem::path p(output);
+  if (p.extension() == ".onnx") p.replace_extension();
+  return p.string() + ".check.json";
+}
+
+nlohmann::ordered_json collect_checks(const nlohmann::ordered_json& stages) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& s : stages) {
+    if (!s.is_object() || s.value("pass", "") != "check" || !s.contains("record")) continue;
+    const auto& rec = s["record"];
+    if (!rec.is_object() || !rec.contains("checks") || !rec["checks"].is_array()) continue;
+    for (const auto& c : rec["checks"]) {
+      nlohmann::ordered_json e{{"stage", s.value("label", "")}};
+      e.update(c);
+      if (rec.contains("data") && rec["data"].is_object()) e["data"] = rec["data"].value("folder", "");
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
 }
 
 nlohmann::ordered_json make_sidecar(const SidecarRecord& r) {

@@ -25,6 +25,13 @@ inline constexpr int kSidecarSchemaVersion = 1;
 /// `dir/name.onnx` -> `dir/name.mcc.json`; a name without `.onnx` gets `.mcc.json` appended.
 std::string default_sidecar_path(const std::string& output);
 
+/// `dir/name.onnx` -> `dir/name.check.json`: where a failed check's figures go without --report.
+std::string default_check_report_path(const std::string& output);
+
+/// The figures of every check stage among the state's stage entries ({label, pass, record}),
+/// each with its stage label and data folder: the state's "checks". Empty when no check stage ran.
+nlohmann::ordered_json collect_checks(const nlohmann::ordered_json& stages);
+
 struct SidecarRecord {
   std::string input_path, input_sha256, output_path, output_sha256;
   uint64_t input_size = 0;

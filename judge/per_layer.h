@@ -58,7 +58,7 @@ struct LayerStat {
   double min_cosine = 1, max_abs = 0;
   int64_t nan_inf_mismatch = 0;
   /// Smallest and largest finite reference value over all samples (+inf/-inf when none): the
-  /// range a histogram of the reference activation needs (cli/activation_histogram.h).
+  /// range a histogram of the reference activation needs (report/activation_histogram.h).
   double ref_min = std::numeric_limits<double>::infinity(), ref_max = -std::numeric_limits<double>::infinity();
   // Filled by rank_layers():
   double inherited_nsr = 0, introduced_nsr = 0;

@@ -1,4 +1,4 @@
-// Tests of `mcc eval --per-layer --html FILE` (cli/html_report.h, cli/eval_html.h): the MNIST
+// Tests of `mcc eval --per-layer --html FILE` (report/html_report.h, report/comparison_page.h): the MNIST
 // golden model quantized by `mcc quantize` and compared with its fp32 original writes one
 // self-contained page: nothing to fetch, one SNR marker per compared layer, histograms with
 // quantization-range markers for the worst layers, weight-range charts, byte-identical on a rerun.
@@ -20,8 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/html_report.h"
-#include "cli/quant_ranges.h"
+#include "report/html_report.h"
+#include "report/quant_ranges.h"
 #include "ir/text_escape.h"
 #include "support/run_mcc.h"
 
@@ -257,7 +257,7 @@ TEST_CASE("html report: mnist int8 vs fp32 is one self-contained page with every
 }
 
 TEST_CASE("html report: names are escaped, the stage option is shown, output is deterministic") {
-  mcc::cli::HtmlReportData d;
+  mcc::report::HtmlReportData d;
   d.model = "m<1>.onnx";
   d.reference = "r&\"'.onnx";
   d.command = "mcc eval 'a b' \xff";
@@ -275,14 +275,14 @@ TEST_CASE("html report: names are escaped, the stage option is shown, output is 
   d.per_layer.layers = {l};
   d.per_layer.samples = 2;
   d.per_layer.stage_option = "quantize{exclude=\"conv\\\"2\"}";
-  mcc::cli::HtmlHistogram hist;
+  mcc::report::HtmlHistogram hist;
   hist.value = l.value;
   hist.rank = 1;
   hist.lo = -1, hist.hi = 2;
   hist.counts = {1, 0, 5, 2};
-  hist.quant = mcc::cli::HtmlQuantRange{"int8", 0.1, 0, -12.8, 12.7, "q<1>"};
+  hist.quant = mcc::report::HtmlQuantRange{"int8", 0.1, 0, -12.8, 12.7, "q<1>"};
   d.histograms = {hist};
-  const std::string h = mcc::cli::render_html_report(d);
+  const std::string h = mcc::report::render_html_report(d);
   CHECK(mcc::ir::is_valid_utf8(h));
   CHECK(h.find("<script>") == std::string::npos);
   CHECK(h.find("<b>") == std::string::npos);
@@ -296,7 +296,7 @@ TEST_CASE("html report: names are escaped, the stage option is shown, output is 
   CHECK(count(h, "<rect class=\"bin\"") == 3);  // empty bins draw nothing
   CHECK(count(h, "class=\"qrange q") == 2);
   CHECK(h.find("None of the worst layers") != std::string::npos);
-  CHECK(mcc::cli::render_html_report(d) == h);
+  CHECK(mcc::report::render_html_report(d) == h);
 }
 
 namespace {
@@ -351,7 +351,7 @@ TEST_CASE("html report: quantization ranges read back from QuantizeLinear and De
   QuantPair p({64, -127, 127, 64, -127, 127});  // the reference weights rounded with the scales
   std::string note;
   // A graph input read by a QuantizeLinear: uint8, zero point 10.
-  auto rx = mcc::cli::activation_quant_range(p.q, "X", note);
+  auto rx = mcc::report::activation_quant_range(p.q, "X", note);
   REQUIRE(rx.has_value());
   CHECK(rx->type == "uint8");
   CHECK(rx->node == "qx");
@@ -359,16 +359,16 @@ TEST_CASE("html report: quantization ranges read back from QuantizeLinear and De
   CHECK(rx->hi == doctest::Approx(245 * 0.02));
   CHECK(note.empty());
   // A value produced by DequantizeLinear(QuantizeLinear(...)): int16.
-  auto ry = mcc::cli::activation_quant_range(p.q, "Y", note);
+  auto ry = mcc::report::activation_quant_range(p.q, "Y", note);
   REQUIRE(ry.has_value());
   CHECK(ry->type == "int16");
   CHECK(ry->lo == doctest::Approx(-32768 * 0.001));
   CHECK(ry->hi == doctest::Approx(32767 * 0.001));
-  CHECK_FALSE(mcc::cli::activation_quant_range(p.q, "R", note).has_value());
+  CHECK_FALSE(mcc::report::activation_quant_range(p.q, "R", note).has_value());
   CHECK(note == "not quantized");
 
   // Weight ranges per output channel (axis 0) from the reference, marks at ±127 × scale.
-  auto w = mcc::cli::weight_ranges(p.q, p.ref, p.conv);
+  auto w = mcc::report::weight_ranges(p.q, p.ref, p.conv);
   REQUIRE(w.has_value());
   CHECK(w->weight == "W");
   CHECK(w->axis == 0);
@@ -383,14 +383,14 @@ TEST_CASE("html report: quantization ranges read back from QuantizeLinear and De
 
   // A quantized weight that is not the reference's (as after folding a Mul into the Conv) is named.
   QuantPair folded({127, -127, 127, 64, -127, 127});
-  w = mcc::cli::weight_ranges(folded.q, folded.ref, folded.conv);
+  w = mcc::report::weight_ranges(folded.q, folded.ref, folded.conv);
   REQUIRE(w.has_value());
   CHECK(w->quant_note.find("differs from the reference's by more than rounding") != std::string::npos);
 
   // A layer without a weight has no weight chart.
   mcc::judge::LayerStat relu;
   relu.value = "R", relu.node = "relu", relu.op = "Relu";
-  CHECK_FALSE(mcc::cli::weight_ranges(p.q, p.ref, relu).has_value());
+  CHECK_FALSE(mcc::report::weight_ranges(p.q, p.ref, relu).has_value());
 }
 
 TEST_CASE("html report: --html needs --per-layer and a writable path (exit 2)") {

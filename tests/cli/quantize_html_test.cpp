@@ -1,4 +1,4 @@
-// Tests of `mcc quantize --html FILE` (cli/quantize_html.h): the MNIST golden model quantized on
+// Tests of `mcc quantize --html FILE` (report/quantize_page.h): the MNIST golden model quantized on
 // golden/mnist/calib writes one self-contained page whose verdict is the sidecar's check figures,
 // whose command is the run's, and whose per-layer part is exactly `mcc eval --per-layer --html`'s
 // page on the held-back calibration samples (so the page compares on the samples the check judged).
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/html_escape.h"
+#include "report/html_escape.h"
 #include "support/run_mcc.h"
 
 namespace fs = std::filesystem;
@@ -56,8 +56,8 @@ TEST_CASE("quantize --html: the check's verdict and samples, the command, the ch
     REQUIRE(c["metric"] != "none");
     all_pass = all_pass && c["verdict"] == "pass";
     const std::string row = "<tr><td>" + c["output"].get<std::string>() + "</td><td>" + c["metric"].get<std::string>() +
-                            "</td><td class=\"num\">" + mcc::cli::fmt_g(c["value"].get<double>(), 6) + "</td><td>&gt;= " +
-                            mcc::cli::fmt_g(c["threshold"].get<double>(), 6) + "</td><td class=\"num\">" +
+                            "</td><td class=\"num\">" + mcc::report::fmt_g(c["value"].get<double>(), 6) + "</td><td>&gt;= " +
+                            mcc::report::fmt_g(c["threshold"].get<double>(), 6) + "</td><td class=\"num\">" +
                             std::to_string(c["samples"].get<int>()) + "</td><td>" + c["verdict"].get<std::string>() + "</td>";
     CHECK_MESSAGE(h.find(row) != std::string::npos, row);
   }

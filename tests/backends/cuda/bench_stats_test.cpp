@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_device_stats.h"
+#include "report/bench_report.h"
 #include "cli/commands.h"
 #include "ir/onnx_io.h"
 #include "support/files.h"
@@ -80,7 +80,7 @@ TEST_CASE("mcc bench --backend cuda reports placement, fallbacks and measured tr
   }
   CHECK(d["transfer_ms_per_run"].get<double>() >= 0.0);
 
-  const std::string text = cli::render_bench_device_stats(nlohmann::ordered_json::parse(j.dump()));
+  const std::string text = report::render_bench_device_stats(nlohmann::ordered_json::parse(j.dump()));
   CHECK(text.find("nodes: cuda ") != std::string::npos);
   CHECK(text.find("cpu fallback: hardmax (Hardmax)") != std::string::npos);
   CHECK(text.find("transfers per run: ") != std::string::npos);

@@ -1,12 +1,12 @@
 // Fixed-bin histograms of intermediate tensors over samples (see activation_histogram.h).
-#include "cli/activation_histogram.h"
+#include "report/activation_histogram.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "ir/dtype.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 
 ActivationHistograms::ActivationHistograms(const ir::Model& model, const std::vector<ValueHistogram>& ranges,
                                            size_t bins)
@@ -46,4 +46,4 @@ void ActivationHistograms::count(const ir::Value& v, const backends::RValue& rv)
   });
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

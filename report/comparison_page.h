@@ -1,6 +1,6 @@
-// `mcc eval --per-layer --html FILE`: fills the HTML report (cli/html_report.h) from what eval
+// `mcc eval --per-layer --html FILE`: fills the HTML report (report/html_report.h) from what eval
 // computed (its JSON report and the per-layer report) and from a second pass over the samples
-// that histograms the reference activations of the worst layers (cli/activation_histogram.h).
+// that histograms the reference activations of the worst layers (report/activation_histogram.h).
 // Worst layers: the `worst` lowest by SNR (LayerStat::rank) get histograms; weight ranges are
 // drawn for the Conv/Gemm/MatMul layers among those and among the `worst` highest by introduced
 // error (LayerStat::introduced_rank), since a layer's own weights show in its introduced error.
@@ -18,10 +18,10 @@
 
 #include "backends/executor.h"
 #include "io/samples.h"
-#include "cli/html_report.h"
+#include "report/html_report.h"
 #include "judge/per_layer.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 
 /// Calls its argument with the feeds of every sample, in order (the samples eval compared).
 using ForEachSample = std::function<void(const std::function<void(const io::SampleFeeds&)>&)>;
@@ -54,4 +54,4 @@ struct ComparisonHtmlInput {
 /// UsageError when the models share no intermediate tensor.
 void write_comparison_html(const std::string& path, const ComparisonHtmlInput& in);
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

@@ -1,5 +1,5 @@
 // Quantization ranges read back from a QDQ model (see quant_ranges.h).
-#include "cli/quant_ranges.h"
+#include "report/quant_ranges.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "ir/dtype.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 namespace {
 
 bool is_q(const ir::Node& n) { return n.is("QuantizeLinear") || n.is("QuantizeLinear", "com.microsoft"); }
@@ -278,4 +278,4 @@ std::optional<HtmlWeightRanges> weight_ranges(const ir::Model& model, const ir::
   return w;
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

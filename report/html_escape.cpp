@@ -1,12 +1,12 @@
 // HTML escaping and fixed number formatting for the HTML report (see html_escape.h).
-#include "cli/html_escape.h"
+#include "report/html_escape.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "ir/text_escape.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 
 std::string html_escape(std::string_view s) {
   const std::string p = ir::printable_line(s);
@@ -44,4 +44,4 @@ std::string fmt_f(double v, int decimals) {
   return s;
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

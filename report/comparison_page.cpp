@@ -1,17 +1,17 @@
 // Builds the HTML report of `mcc eval --per-layer --html` (see eval_html.h).
-#include "cli/eval_html.h"
+#include "report/comparison_page.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "cli/activation_histogram.h"
+#include "report/activation_histogram.h"
 #include "io/command_line.h"
 #include "io/files.h"
-#include "cli/html_escape.h"
-#include "cli/quant_ranges.h"
+#include "report/html_escape.h"
+#include "report/quant_ranges.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 namespace {
 
 /// JSON reports write +-inf as +-1e308 (json_num); back to infinities for the page.
@@ -134,4 +134,4 @@ void write_comparison_html(const std::string& path, const ComparisonHtmlInput& i
   write_html_report(path, d);
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

@@ -14,7 +14,7 @@
 #include "backends/executor.h"
 #include "ir/graph.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 
 struct ValueHistogram {
   std::string value;
@@ -42,4 +42,4 @@ class ActivationHistograms {
   std::map<std::string, size_t, std::less<>> index_;
 };
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

@@ -1,11 +1,11 @@
 // The HTML report of `mcc quantize --html` (see quantize_html.h).
-#include "cli/quantize_html.h"
+#include "report/quantize_page.h"
 
 #include <algorithm>
 #include <filesystem>
 
-#include "cli/eval_html.h"
-#include "cli/html_escape.h"
+#include "report/comparison_page.h"
+#include "report/html_escape.h"
 #include "io/sidecar.h"
 #include "ir/errors.h"
 #include "ir/sample_data.h"
@@ -13,7 +13,7 @@
 
 namespace fs = std::filesystem;
 
-namespace mcc::cli {
+namespace mcc::report {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -73,4 +73,4 @@ void write_quantize_html(const std::string& path, const std::string& input, cons
   write_comparison_html(path, in);
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

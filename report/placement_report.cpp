@@ -1,9 +1,9 @@
 // JSON and text rendering of a placement plan.
-#include "cli/placement_report.h"
+#include "report/placement_report.h"
 
 #include <sstream>
 
-namespace mcc::cli {
+namespace mcc::report {
 
 namespace {
 double fraction_on_requested(const backends::PlacementReport& r) {
@@ -51,4 +51,4 @@ std::string render_placement(const backends::PlacementReport& r, size_t max_fall
   return os.str();
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

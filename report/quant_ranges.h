@@ -11,11 +11,11 @@
 #include <optional>
 #include <string>
 
-#include "cli/html_report.h"
+#include "report/html_report.h"
 #include "judge/per_layer.h"
 #include "ir/graph.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 
 /// The range the QuantizeLinear of `model` quantizing `value` represents; nullopt with `note` set
 /// ("not quantized", or why no range is drawn) otherwise.
@@ -26,4 +26,4 @@ std::optional<HtmlQuantRange> activation_quant_range(const ir::Model& model, con
 std::optional<HtmlWeightRanges> weight_ranges(const ir::Model& model, const ir::Model& reference, const judge::LayerStat& layer,
                                               size_t max_channels = 2048);
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

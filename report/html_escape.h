@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcc::cli {
+namespace mcc::report {
 
 std::string html_escape(std::string_view s);
 
@@ -16,4 +16,4 @@ std::string fmt_g(double v, int digits = 4);
 /// printf `%.*f` with negative zero printed as 0 (SVG coordinates).
 std::string fmt_f(double v, int decimals = 1);
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

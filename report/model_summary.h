@@ -8,7 +8,7 @@
 
 #include "ir/graph.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 
 /// Summary of `m` loaded from `path` (`file_size` bytes): opsets, inputs/outputs, op histogram,
 /// parameters by dtype, sparsity, quantized tensors, external data, subgraphs, metadata.
@@ -17,4 +17,4 @@ nlohmann::ordered_json summarize_model(const ir::Model& m, const std::string& pa
 /// The text report for a summary made by summarize_model.
 std::string render_summary(const nlohmann::ordered_json& s);
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

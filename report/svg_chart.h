@@ -2,7 +2,7 @@
 // vertical markers (activation values and their quantization range) and per-channel range bars
 // (weights). Plain SVG elements styled by the page's CSS classes; no scripts, fonts or external
 // references, and no xmlns (HTML5 parses inline <svg> without it). Every string given here is
-// escaped (cli/html_escape.h); numbers are printed with fixed formats, so the same data gives the
+// escaped (report/html_escape.h); numbers are printed with fixed formats, so the same data gives the
 // same bytes. Not a general plotting library: linear axes only (the histogram's count axis is
 // log(1 + count)), one chart per call.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace mcc::cli::svg {
+namespace mcc::report::svg {
 
 /// About `target` round-numbered ticks (steps 1, 2 or 5 x 10^k) inside [lo, hi].
 std::vector<double> nice_ticks(double lo, double hi, int target);
@@ -65,4 +65,4 @@ struct RangeChart {
 };
 std::string range_chart(const RangeChart& c);
 
-}  // namespace mcc::cli::svg
+}  // namespace mcc::report::svg

@@ -1,13 +1,13 @@
 // Inline SVG charts (see svg_chart.h). Coordinates are printed with one decimal; every text
 // passes html_escape.
-#include "cli/svg_chart.h"
+#include "report/svg_chart.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "cli/html_escape.h"
+#include "report/html_escape.h"
 
-namespace mcc::cli::svg {
+namespace mcc::report::svg {
 namespace {
 
 /// Plot area inside the margins and the mapping from data to pixels.
@@ -237,4 +237,4 @@ std::string range_chart(const RangeChart& c) {
   return s + "\n</svg>\n";
 }
 
-}  // namespace mcc::cli::svg
+}  // namespace mcc::report::svg

@@ -1,12 +1,11 @@
-// Verdict lines and the sidecar's "checks" list (see check_report.h).
-#include "cli/check_report.h"
+// What mcc convert and mcc quantize print (see convert_text.h).
+#include "report/convert_text.h"
 
 #include <cstdio>
-#include <filesystem>
 
 #include "io/terminal.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 namespace {
 
 std::string num(const nlohmann::ordered_json& v) {
@@ -23,22 +22,6 @@ std::string verdict_word(const std::string& v) {
 }
 
 }  // namespace
-
-nlohmann::ordered_json collect_checks(const nlohmann::ordered_json& stages) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& s : stages) {
-    if (!s.is_object() || s.value("pass", "") != "check" || !s.contains("record")) continue;
-    const auto& rec = s["record"];
-    if (!rec.is_object() || !rec.contains("checks") || !rec["checks"].is_array()) continue;
-    for (const auto& c : rec["checks"]) {
-      nlohmann::ordered_json e{{"stage", s.value("label", "")}};
-      e.update(c);
-      if (rec.contains("data") && rec["data"].is_object()) e["data"] = rec["data"].value("folder", "");
-      out.push_back(std::move(e));
-    }
-  }
-  return out;
-}
 
 void print_check_lines(const nlohmann::ordered_json& record) {
   if (!record.is_object() || !record.contains("checks")) return;
@@ -62,10 +45,5 @@ void print_check_lines(const nlohmann::ordered_json& record) {
   io::print_out("check: verdict %s\n", verdict_word(record.value("verdict", "")).c_str());
 }
 
-std::string default_check_report_path(const std::string& output) {
-  std::filesystem::path p(output);
-  if (p.extension() == ".onnx") p.replace_extension();
-  return p.string() + ".check.json";
-}
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

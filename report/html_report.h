@@ -6,7 +6,7 @@
 // exclusion. Inline CSS and SVG only: no scripts, fonts, images or links to fetch, and a
 // Content-Security-Policy that forbids fetching anyway. Byte-identical for the same data (no
 // dates, fixed number formats). The data is plain values, so any command that compared two
-// models can fill it (see cli/eval_html.h for `mcc eval`, cli/quantize_html.h for `mcc quantize`).
+// models can fill it (see report/comparison_page.h for `mcc eval`, report/quantize_page.h for `mcc quantize`).
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -16,7 +16,7 @@
 
 #include "judge/per_layer.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 
 /// One model output's verdict over all samples.
 struct HtmlOutputRow {
@@ -86,4 +86,4 @@ std::string render_html_report(const HtmlReportData& d);
 /// render_html_report written with write_file_atomically (UsageError when the path is unwritable).
 void write_html_report(const std::string& path, const HtmlReportData& d);
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

@@ -1,15 +1,15 @@
 // The self-contained HTML report (see html_report.h): page layout, tables and the mapping from the
-// report data to the charts of cli/svg_chart.
-#include "cli/html_report.h"
+// report data to the charts of report/svg_chart.
+#include "report/html_report.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "io/files.h"
-#include "cli/html_escape.h"
-#include "cli/svg_chart.h"
+#include "report/html_escape.h"
+#include "report/svg_chart.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 namespace {
 
 constexpr const char* kStyle = R"css(
@@ -241,4 +241,4 @@ void write_html_report(const std::string& path, const HtmlReportData& d) {
   io::write_file_atomically(path, render_html_report(d));
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::report

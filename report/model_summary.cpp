@@ -1,6 +1,6 @@
 // Builds the `mcc inspect` summary (ordered JSON) and renders it as text. One pass over every
 // graph (subgraphs included); every list is sorted or kept in file order, so output is stable.
-#include "cli/model_summary.h"
+#include "report/model_summary.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -13,7 +13,7 @@
 #include "ir/weight_layout.h"
 #include "transforms/prune/prune.h"
 
-namespace mcc::cli {
+namespace mcc::report {
 namespace {
 
 using nlohmann::ordered_json;
@@ -315,4 +315,4 @@ std::string render_summary(const ordered_json& s) {
   return out;
 }
 
-}  // namespace mcc::cli
+}  // namespace mcc::report
