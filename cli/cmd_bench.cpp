@@ -3,7 +3,6 @@
 // mean, min and max latency, throughput, thread count and peak RSS; on a backend other than the
 // cpu also the node placement (cpu fallbacks with reasons) and the measured transfers.
 #include <chrono>
-#include <iostream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -62,7 +61,7 @@ int run_bench(const BenchOptions& o) {
   if (o.profile_top > 0) j.update(report::profile_json(exec, o.warmup + o.runs, o.profile_top));
   if (!o.report.empty()) io::write_file_atomically(o.report, io::dump_json(j, 2) + "\n");
   if (o.json) {
-    std::cout << io::dump_json(j, 2) << "\n";
+    io::print_requested(io::dump_json(j, 2) + "\n");
   } else {
     io::print_out("%s", report::render_bench(j).c_str());
   }

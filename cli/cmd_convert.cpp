@@ -4,25 +4,26 @@
 // `<OUT without .onnx>.mcc.json` atomically too. The input is read fully before anything is
 // written and is never overwritten. --state replays a saved state: same canonical pipeline, each
 // stage handed its own record, so the output is byte-identical to the run that wrote the state.
+// On success it prints a few lines (report/convert_text.h): what it wrote, the size before and
+// after, the check stages' verdicts, the time; -v logs the canonical pipeline and every stage.
 #include "cli/cmd_convert.h"
-#include "io/json_text.h"
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <filesystem>
-#include <iostream>
 #include <memory>
 
-#include "report/convert_text.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "io/files.h"
-#include "io/terminal.h"
+#include "io/json_text.h"
 #include "io/sha256.h"
 #include "io/sidecar.h"
+#include "io/terminal.h"
 #include "ir/onnx_io.h"
 #include "ir/verifier.h"
+#include "report/convert_text.h"
 #include "transforms/check/check.h"
 #include "transforms/pipeline/pass_manager.h"
 #include "transforms/pipeline/pipeline.h"
@@ -40,9 +41,10 @@ std::string folder_of(const std::string& path) {
 
 void print_dry_run(const transforms::Pipeline& p, bool json) {
   if (json)
-    std::cout << io::dump_json(nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}, 2) << "\n";
+    io::print_requested(
+        io::dump_json(nlohmann::ordered_json{{"pipeline", p.to_string()}, {"stages", p.to_json()}}, 2) + "\n");
   else
-    std::cout << p.to_string() << "\n";
+    io::print_out("%s\n", p.to_string().c_str());
 }
 
 /// The report of a run's checks: {pipeline, passed, checks, escalation}.
@@ -95,6 +97,7 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   const bool same_folder = io::same_file(folder_of(o.input), folder_of(o.output));
   io::InputModel in = io::load_input_model(o.input, same_folder, /*with_sha256=*/true);
   spdlog::debug("loaded {} ({} bytes, sha256 {})", o.input, in.size, in.sha256);
+  const uint64_t input_bytes = io::model_size_on_disk(in.model, o.input);
 
   nlohmann::ordered_json state_in;
   if (!o.state_path.empty()) {
@@ -133,6 +136,7 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   pm_options.threads = o.threads;
   pm_options.input_path = o.input;
   const transforms::PassManager pm(pipeline, registry, pm_options);
+  spdlog::info("pipeline: {}", pipeline.empty() ? "(empty)" : pipeline.to_string());
   std::vector<transforms::StageRecord> records;
   try {
     records = pm.run(in.model, o.state_path.empty() ? nullptr : &state_in["stages"]);
@@ -172,7 +176,7 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   }
   if (!o.report_path.empty())
     io::write_file_atomically(o.report_path, io::dump_json(check_report(rec.pipeline, rec.checks, rec.escalation, true), 2) + "\n");
-  spdlog::info("wrote {} and {}", o.output, sidecar);
+  spdlog::info("{}: sha256 {}", o.output, rec.output_sha256);
   if (!o.state_path.empty() && state_in.contains("output") && state_in["output"].is_object() &&
       state_in["output"].value("sha256", "") != rec.output_sha256)
     spdlog::warn(
@@ -185,17 +189,20 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   if (o.json) {
     nlohmann::ordered_json r = state;
     r["sidecar"] = sidecar;
-    std::cout << io::dump_json(r, 2) << "\n";
-  } else {
-    std::cout << "pipeline: " << (rec.pipeline.empty() ? "(empty)" : rec.pipeline) << "\n"
-              << "output:   " << o.output << "  sha256 " << rec.output_sha256 << "\n"
-              << "state:    " << sidecar << "\n";
-    for (const auto& r : records)
-      if (r.pass == "check") {
-        if (!o.state_path.empty()) io::print_out("check: replayed the recorded verdict (replay runs no data)\n");
-        report::print_check_lines(r.record);
-      }
+    io::print_requested(io::dump_json(r, 2) + "\n");
+    return 0;
   }
+  report::ConvertSummary summary;
+  summary.written = {o.output, sidecar};
+  if (!o.report_path.empty()) summary.written.push_back(o.report_path);
+  summary.input_bytes = input_bytes;
+  summary.output_bytes = io::model_size_on_disk(in.model, o.output);
+  for (const auto& r : records)
+    if (r.pass == "check") summary.check_records.push_back(r.record);
+  summary.replayed = !o.state_path.empty();
+  summary.rejected = rec.escalation.is_array() ? rec.escalation.size() : 0;
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - o.started.value_or(t0)).count();
+  report::print_convert_summary(summary);
   return 0;
 }
 

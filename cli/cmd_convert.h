@@ -1,6 +1,8 @@
 // mcc convert: options and the command body, callable without CLI11 (tests pass their own stage
 // registry to run test-only stages through the real command).
 #pragma once
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +22,9 @@ struct ConvertOptions {
   /// Earlier configurations tried and rejected by a budget (mcc quantize): kept in the sidecar
   /// as "escalation"; a replay carries the state's own.
   nlohmann::ordered_json escalation;
+  /// When the command started (mcc quantize: before its first configuration); the printed time
+  /// counts from here. Unset: from the start of run_convert.
+  std::optional<std::chrono::steady_clock::time_point> started;
 };
 
 /// Runs the conversion; returns the exit code of a success path, throws mcc errors otherwise.

@@ -5,31 +5,30 @@
 // sequences and optionals (compared element by element, see judge/verdict.h); --save-outputs writes
 // each sample's tensor outputs as OUT_DIR/<sample>/output_K.npy. --labels FILE adds top-1 accuracy
 // of class-score outputs against labels (and the reference's, and the drop; see judge/top1.h).
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <iostream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
-#include "backends/compare.h"
 #include "backends/executor.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
-#include "judge/top1.h"
-#include "report/comparison_page.h"
-#include "judge/verdict.h"
 #include "io/files.h"
 #include "io/json_text.h"
+#include "io/samples.h"
+#include "io/terminal.h"
+#include "ir/npy.h"
 #include "judge/eval_outputs.h"
 #include "judge/per_layer.h"
-#include "io/terminal.h"
-#include "io/samples.h"
+#include "judge/top1.h"
+#include "judge/verdict.h"
+#include "report/comparison_page.h"
 #include "report/eval_text.h"
-#include "ir/npy.h"
 
 namespace fs = std::filesystem;
 
@@ -188,7 +187,7 @@ int run_eval(const EvalOptions& o) {
   }
 
   if (o.json) {
-    std::cout << io::dump_json(result, 2) << "\n";
+    io::print_requested(io::dump_json(result, 2) + "\n");
   } else {
     io::print_out("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
     if (compared == 0) {

@@ -2,18 +2,17 @@
 // histogram, parameters by dtype, sparsity, quantized tensors, external data, subgraphs, metadata),
 // or its IR as text; with --backend, also where each node would run on that backend (planned
 // without a device, so `--backend cuda` works on a machine without a GPU).
-#include <filesystem>
-#include <iostream>
 #include <memory>
 
-#include "cli/common_flags.h"
-#include "io/json_text.h"
+#include "backends/backend_registry.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "io/files.h"
+#include "io/json_text.h"
+#include "io/terminal.h"
+#include "ir/printer.h"
 #include "report/model_summary.h"
 #include "report/placement_report.h"
-#include "backends/backend_registry.h"
-#include "ir/printer.h"
 
 namespace mcc::cli {
 
@@ -27,8 +26,8 @@ int run_inspect(const InspectOptions& o) {
   io::InputModel in = io::load_input_model(o.input, /*detach_external=*/false, /*with_sha256=*/false);
   if (o.dump) {
     const std::string text = ir::print_model(in.model);
-    if (o.json) std::cout << io::dump_json(nlohmann::ordered_json{{"path", o.input}, {"ir", text}}, 2) << "\n";
-    else std::cout << text;
+    if (o.json) io::print_requested(io::dump_json(nlohmann::ordered_json{{"path", o.input}, {"ir", text}}, 2) + "\n");
+    else io::print_out("%s", text.c_str());
     return 0;
   }
   auto summary = report::summarize_model(in.model, o.input, in.size);
@@ -39,8 +38,8 @@ int run_inspect(const InspectOptions& o) {
     summary["placement"] = report::placement_json(placement);
     placement_text = report::render_placement(placement);
   }
-  if (o.json) std::cout << io::dump_json(summary, 2) << "\n";
-  else std::cout << report::render_summary(summary) << placement_text;
+  if (o.json) io::print_requested(io::dump_json(summary, 2) + "\n");
+  else io::print_out("%s%s", report::render_summary(summary).c_str(), placement_text.c_str());
   return 0;
 }
 

@@ -1,11 +1,11 @@
 // mcc passes [--json]: every stage a pipeline spec may name, with its options (type, default,
 // allowed values, help), and the named bundles; sorted by name.
-#include <iostream>
 #include <memory>
 
+#include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "io/json_text.h"
-#include "cli/commands.h"
+#include "io/terminal.h"
 #include "transforms/pipeline/pass_registry.h"
 #include "transforms/pipeline/pipeline.h"
 
@@ -72,9 +72,9 @@ void add_passes_command(CLI::App& app, CommandSlot& slot) {
     slot.set([opt] {
       const auto& r = transforms::builtin_passes();
       if (opt->json)
-        std::cout << io::dump_json(passes_json(r), 2) << "\n";
+        io::print_requested(io::dump_json(passes_json(r), 2) + "\n");
       else
-        std::cout << passes_text(r);
+        io::print_out("%s", passes_text(r).c_str());
       return 0;
     });
   });

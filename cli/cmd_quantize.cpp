@@ -25,14 +25,14 @@
 #include <memory>
 
 #include "cli/cmd_convert.h"
-#include "io/files.h"
-#include "io/terminal.h"
-#include "report/quantize_page.h"
-#include "judge/quantize_budget.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "io/files.h"
 #include "io/sidecar.h"
+#include "io/terminal.h"
 #include "ir/errors.h"
+#include "judge/quantize_budget.h"
+#include "report/quantize_page.h"
 #include "transforms/check/check.h"
 #include "transforms/pipeline/pipeline.h"
 #include "transforms/quantize/config.h"
@@ -190,6 +190,7 @@ void add_budget_flags(CLI::App& sub, judge::BudgetOptions& b) {
 /// Runs the pipelines in order until one meets its check; earlier misses go to the sidecar's
 /// "escalation". The last miss is the run's failure (exit 1, no model, the report written).
 int run_with_budget(ConvertOptions c, const std::vector<std::string>& pipelines) {
+  c.started = std::chrono::steady_clock::now();
   nlohmann::ordered_json missed = nlohmann::ordered_json::array();
   for (size_t i = 0; i < pipelines.size(); ++i) {
     const bool last = i + 1 == pipelines.size();
@@ -265,7 +266,7 @@ int run_quantize(const QuantizeOptions& q) {
     if (!q.html.empty()) {
       report::write_quantize_html(q.html, q.input, q.output, c.sidecar_path.empty() ? io::default_sidecar_path(q.output) : c.sidecar_path,
                           q.threads);
-      if (!q.json) io::print_out("html:     %s\n", q.html.c_str());
+      if (!q.json) io::print_out("wrote %s\n", q.html.c_str());
     }
     return rc;
   }

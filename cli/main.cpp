@@ -17,17 +17,21 @@ int report(const std::exception& e, int code) {
   std::cerr << "mcc: error: " << mcc::ir::printable_line(e.what()) << "\n";
   return code;
 }
+/// The log: warnings and errors by default, errors only with -q, debug with -v (the canonical
+/// pipeline and each stage's details), trace with -vv.
 void setup_logging(int verbose, bool quiet) {
   // Through std::cerr, so log lines pass the same printable filter as everything else.
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(std::cerr, /*force_flush=*/true);
   auto logger = std::make_shared<spdlog::logger>("mcc", sink);
   logger->set_pattern("mcc: %l: %v");
   spdlog::set_default_logger(logger);
-  spdlog::level::level_enum level = spdlog::level::info;
+  spdlog::level::level_enum level = spdlog::level::warn;
   if (quiet) level = spdlog::level::err;
   else if (verbose == 1) level = spdlog::level::debug;
   else if (verbose >= 2) level = spdlog::level::trace;
   spdlog::set_level(level);
+  mcc::io::set_verbosity(quiet ? mcc::io::Verbosity::Quiet
+                               : verbose ? mcc::io::Verbosity::Verbose : mcc::io::Verbosity::Normal);
 }
 }  // namespace
 
@@ -44,8 +48,9 @@ int main(int argc, char** argv) {
              "Run 'mcc <command> -h' for the options of a command.");
   int verbose = 0;
   bool quiet = false;
-  app.add_flag("-v,--verbose", verbose, "More log output on stderr (-v debug, -vv trace)");
-  app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
+  app.add_flag("-v,--verbose", verbose,
+               "Also the canonical pipeline and each stage's details on stderr (-v debug, -vv trace)");
+  app.add_flag("-q,--quiet", quiet, "Print nothing on success (errors still go to stderr; --json output still prints)");
 
   CommandSlot slot;
   add_inspect_command(app, slot);

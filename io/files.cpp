@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "io/sha256.h"
 #include "ir/onnx_io.h"
@@ -110,6 +111,33 @@ void detach_external_data(ir::Model& m) {
           for (auto& t : *ts) detach_tensor(t);
       }
   });
+}
+
+uint64_t model_size_on_disk(ir::Model& m, const std::string& path) {
+  std::error_code ec;
+  uint64_t total = fs::file_size(path, ec);
+  if (ec) total = 0;
+  std::set<std::string> locations;
+  auto note = [&](const ir::Tensor& t) {
+    if (t.external) locations.insert(t.external->location);
+  };
+  if (m.graph)
+    ir::for_each_graph(*m.graph, [&](ir::Graph& g) {
+      for (ir::Value* v : g.initializers)
+        if (v && v->initializer) note(*v->initializer);
+      for (ir::Node* n : g.nodes())
+        for (auto& a : n->attrs) {
+          if (auto* t = std::get_if<ir::Tensor>(&a.value)) note(*t);
+          if (auto* ts = std::get_if<std::vector<ir::Tensor>>(&a.value))
+            for (auto& t : *ts) note(t);
+        }
+    });
+  const fs::path folder = fs::path(path).parent_path();
+  for (const auto& loc : locations) {
+    const uint64_t n = fs::file_size(folder / loc, ec);
+    if (!ec) total += n;
+  }
+  return total;
 }
 
 InputModel load_input_model(const std::string& path, bool detach_external, bool with_sha256) {

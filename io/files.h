@@ -36,6 +36,10 @@ struct InputModel {
 /// Errors are ModelError/UnsupportedError whose message starts with the path.
 InputModel load_input_model(const std::string& path, bool detach_external, bool with_sha256);
 
+/// The bytes of the model file `path` and of the external data files its tensors name (each
+/// counted once, relative to the file's folder; a missing one counts 0): its size on disk.
+uint64_t model_size_on_disk(ir::Model& m, const std::string& path);
+
 /// Copies every external-data tensor (initializers and tensor attributes, subgraphs included)
 /// into memory, keeping its external reference so it is saved external again.
 void detach_external_data(ir::Model& m);

@@ -74,7 +74,17 @@ void install_printable_output() {
   std::cerr.rdbuf(new PrintableStreambuf(std::cerr.rdbuf()));
 }
 
+namespace {
+Verbosity g_verbosity = Verbosity::Normal;
+}  // namespace
+
+void set_verbosity(Verbosity v) { g_verbosity = v; }
+Verbosity verbosity() { return g_verbosity; }
+
+void print_requested(std::string_view text) { std::cout << text; }
+
 void print_out(const char* format, ...) {
+  if (g_verbosity == Verbosity::Quiet) return;
   va_list args;
   va_start(args, format);
   va_list copy;

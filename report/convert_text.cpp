@@ -23,7 +23,7 @@ std::string verdict_word(const std::string& v) {
 
 }  // namespace
 
-void print_check_lines(const nlohmann::ordered_json& record) {
+void print_check_lines(const nlohmann::ordered_json& record, size_t rejected) {
   if (!record.is_object() || !record.contains("checks")) return;
   const auto& data = record.value("data", nlohmann::ordered_json::object());
   const bool held_back = data.value("holdout", 0) > 0;
@@ -42,8 +42,35 @@ void print_check_lines(const nlohmann::ordered_json& record) {
     if (lower) line += " (top-1 " + num(c["top1"]) + "% vs " + num(c["reference_top1"]) + "% for the input model)";
     io::print_out("%s: %s\n", line.c_str(), verdict_word(c.value("verdict", "")).c_str());
   }
-  io::print_out("check: verdict %s\n", verdict_word(record.value("verdict", "")).c_str());
+  const std::string after = rejected ? " (after " + std::to_string(rejected) + " rejected configuration(s); sidecar: escalation)" : "";
+  io::print_out("check: verdict %s%s\n", verdict_word(record.value("verdict", "")).c_str(), after.c_str());
 }
 
+
+std::string human_bytes(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes) / 1024.0;
+  size_t u = 0;
+  while (v >= 1024.0 && u + 1 < std::size(units)) v /= 1024.0, ++u;
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %s", v, units[u]);
+  return b;
+}
+
+void print_convert_summary(const ConvertSummary& s) {
+  std::string files;
+  for (size_t i = 0; i < s.written.size(); ++i)
+    files += (i == 0 ? "" : i + 1 == s.written.size() ? " and " : ", ") + s.written[i];
+  io::print_out("wrote %s\n", files.c_str());
+  const double share = s.input_bytes ? 100.0 * static_cast<double>(s.output_bytes) / static_cast<double>(s.input_bytes) : 100.0;
+  io::print_out("size: %s -> %s (%.0f %% of the input)\n", human_bytes(s.input_bytes).c_str(),
+                human_bytes(s.output_bytes).c_str(), share);
+  for (const auto& record : s.check_records) {
+    if (s.replayed) io::print_out("check: replayed the recorded verdict (replay runs no data)\n");
+    print_check_lines(record, s.rejected);
+  }
+  io::print_out("time: %.2f s\n", s.seconds);
+}
 
 }  // namespace mcc::report

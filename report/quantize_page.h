@@ -1,6 +1,6 @@
-// `mcc quantize --html FILE`: the comparison page of report/comparison_page.h for a written quantized model
-// against its input model, on the samples the run's check stage judged and with that stage's
-// figures as the verdict. Everything is read back from the sidecar the run wrote: the check
+// `mcc quantize --html FILE`: the comparison page of report/comparison_page.h for a written
+// quantized model against its input model, on the samples the run's check stage judged and with
+// that stage's figures as the verdict. Everything is read back from the sidecar the run wrote: the check
 // record's data folder, holdout and sample count pick the same sample folders (their hash must
 // match the recorded one). Does not apply to a sidecar without a check stage (a run with
 // --no-check, or without samples to hold back): UsageError.

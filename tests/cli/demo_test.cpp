@@ -1,5 +1,5 @@
 // scripts/demo.sh, the README's first command after setup, runs end to end with the bundled data:
-// quantize MNIST, the sidecar's key lines, eval of INT8 against fp32 with labels (both top-1
+// quantize MNIST (its short report), the sidecar's key lines, eval of INT8 against fp32 with labels (both top-1
 // figures and a PASS verdict), and a --state replay that gives the same bytes.
 #include <doctest/doctest.h>
 
@@ -19,6 +19,8 @@ TEST_CASE("demo: scripts/demo.sh quantizes MNIST, evaluates it with labels and r
   const std::string out = mcc::test::slurp(log);
   INFO(out);
   CHECK(status == 0);
+  CHECK(out.find("% of the input)") != std::string::npos);
+  CHECK(out.find("check: verdict PASS") != std::string::npos);
   CHECK(out.find("calib:    golden/mnist/calib") != std::string::npos);
   CHECK(out.find("top-1 accuracy against golden/mnist/eval_labels.txt, max drop 0.2 points:") != std::string::npos);
   CHECK(out.find("reference  99.20 % (496/500)") != std::string::npos);  // fp32, as ONNX Runtime scores it

@@ -38,7 +38,7 @@ TEST_CASE("quantize --html: the check's verdict and samples, the command, the ch
   INFO(r.err);
   REQUIRE(r.code == 0);
   REQUIRE(fs::exists(html));
-  CHECK(r.out.find("html:     " + html) != std::string::npos);
+  CHECK(r.out.find("wrote " + html + "\n") != std::string::npos);
   const std::string h = mcc::test::slurp(html);
   const auto sidecar = nlohmann::json::parse(mcc::test::slurp(tmp.path / "q.mcc.json"));
 
