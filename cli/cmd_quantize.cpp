@@ -64,6 +64,9 @@ constexpr StageFlag kStageFlags[] = {
              "int8 rows", .sets = "true"},
     {.flag = "--no-embeddings", .key = "embeddings", .help = "--mode dynamic or weight_only: keep Gather tables float",
      .sets = "false"},
+    {.flag = "--dynamic-activations", .key = "dynamic_activations",
+     .help = "--mode dynamic: per_token (each row's own run-time range) or per_tensor (one per activation, ONNX "
+             "Runtime quantize_dynamic's form)"},
     {.flag = "--bits", .key = "bits", .help = "--mode weight_only: bits per weight, 4 or 8"},
     {.flag = "--block-size", .key = "block_size", .help = "--mode weight_only: weights per scale along K (power of two >= 16)"},
     {.flag = "--algorithm", .key = "algorithm", .help = "--mode weight_only: rtn (round to nearest, no data) or gptq (needs --calib)"},

@@ -33,7 +33,14 @@ TEST_CASE("quantize --mode dynamic: transformer block, ONNX Runtime runs it, cpu
   const json& st = state["stages"].back();
   CHECK(st["pass"] == "quantize");
   CHECK(st["options"]["mode"] == "dynamic");
+  CHECK(st["options"]["dynamic_activations"] == "per_token");
   CHECK(st["stats"]["layers_dynamic"] == 4);
+  const auto rt = run_mcc({"quantize", model, "-o", (tmp.path / "tensor.onnx").string(), "--mode", "dynamic",
+                           "--dynamic-activations", "per_tensor"});
+  INFO(rt.err);
+  REQUIRE(rt.code == 0);
+  CHECK(json::parse(mcc::test::slurp(tmp.path / "tensor.mcc.json"))["stages"].back()["options"]["dynamic_activations"] ==
+        "per_tensor");
 
   const auto rr = run_mcc({"quantize", model, "-o", (tmp.path / "again.onnx").string(), "--state",
                            (tmp.path / "dyn.mcc.json").string()});
