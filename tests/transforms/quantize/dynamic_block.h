@@ -48,4 +48,11 @@ inline std::vector<std::pair<std::string, ir::Tensor>> dynamic_block_inputs(uint
   return {{"x", random_tensor({2, 8, 16}, seed, -2.f, 2.f)}, {"z", random_tensor({4, 16}, seed + 1000, -2.f, 2.f)}};
 }
 
+/// The same sample as executor feeds (run_cpu).
+inline std::vector<std::pair<std::string, backends::RValue>> dynamic_block_feeds(uint32_t seed) {
+  std::vector<std::pair<std::string, backends::RValue>> f;
+  for (auto& [n, t] : dynamic_block_inputs(seed)) f.emplace_back(n, backends::RValue::of(t));
+  return f;
+}
+
 }  // namespace mcc::test

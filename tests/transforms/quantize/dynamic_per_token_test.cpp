@@ -18,11 +18,7 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-std::vector<std::pair<std::string, backends::RValue>> feeds(uint32_t seed) {
-  std::vector<std::pair<std::string, backends::RValue>> f;
-  for (auto& [n, t] : test::dynamic_block_inputs(seed)) f.emplace_back(n, backends::RValue::of(t));
-  return f;
-}
+std::vector<std::pair<std::string, backends::RValue>> feeds(uint32_t seed) { return test::dynamic_block_feeds(seed); }
 
 /// y = MatMul(x[R, 64], W[64, 16]) at `opset`.
 ir::Model one_matmul(int64_t opset) {
