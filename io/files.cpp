@@ -97,41 +97,34 @@ namespace {
 void detach_tensor(ir::Tensor& t) {
   if (t.external && t.buffer()) t = t.clone();  // clone() keeps `external` for a faithful save
 }
-}  // namespace
 
-void detach_external_data(ir::Model& m) {
+/// Calls fn on every tensor the model holds: initializers and tensor attributes, subgraphs too.
+template <class Fn>
+void for_each_model_tensor(ir::Model& m, Fn&& fn) {
   if (!m.graph) return;
-  ir::for_each_graph(*m.graph, [](ir::Graph& g) {
+  ir::for_each_graph(*m.graph, [&](ir::Graph& g) {
     for (ir::Value* v : g.initializers)
-      if (v && v->initializer) detach_tensor(*v->initializer);
+      if (v && v->initializer) fn(*v->initializer);
     for (ir::Node* n : g.nodes())
       for (auto& a : n->attrs) {
-        if (auto* t = std::get_if<ir::Tensor>(&a.value)) detach_tensor(*t);
+        if (auto* t = std::get_if<ir::Tensor>(&a.value)) fn(*t);
         if (auto* ts = std::get_if<std::vector<ir::Tensor>>(&a.value))
-          for (auto& t : *ts) detach_tensor(t);
+          for (auto& t : *ts) fn(t);
       }
   });
 }
+}  // namespace
+
+void detach_external_data(ir::Model& m) { for_each_model_tensor(m, detach_tensor); }
 
 uint64_t model_size_on_disk(ir::Model& m, const std::string& path) {
   std::error_code ec;
   uint64_t total = fs::file_size(path, ec);
   if (ec) total = 0;
   std::set<std::string> locations;
-  auto note = [&](const ir::Tensor& t) {
+  for_each_model_tensor(m, [&](const ir::Tensor& t) {
     if (t.external) locations.insert(t.external->location);
-  };
-  if (m.graph)
-    ir::for_each_graph(*m.graph, [&](ir::Graph& g) {
-      for (ir::Value* v : g.initializers)
-        if (v && v->initializer) note(*v->initializer);
-      for (ir::Node* n : g.nodes())
-        for (auto& a : n->attrs) {
-          if (auto* t = std::get_if<ir::Tensor>(&a.value)) note(*t);
-          if (auto* ts = std::get_if<std::vector<ir::Tensor>>(&a.value))
-            for (auto& t : *ts) note(t);
-        }
-    });
+  });
   const fs::path folder = fs::path(path).parent_path();
   for (const auto& loc : locations) {
     const uint64_t n = fs::file_size(folder / loc, ec);
