@@ -44,6 +44,7 @@ struct EvalOptions {
   size_t max_samples = 0;
   std::vector<std::string> dims, shapes, atol, rtol, metrics;
   double min_cosine = -1, min_snr = std::numeric_limits<double>::quiet_NaN();
+  double max_perplexity_ratio = -1, min_token_agreement = -1, max_kl = -1;  // < 0: the profile's default
   bool json = false, per_layer = false;
   size_t per_layer_top = 20, per_layer_exclude = 3;
   std::string html;  // --html FILE (with --per-layer)
@@ -85,6 +86,16 @@ int run_eval(const EvalOptions& o) {
     if (!g.find_value(out)) throw UsageError("--metric '" + out + ":row-cosine': the model has no output '" + out + "'");
   if (o.min_cosine >= 0) rules.min_cosine = o.min_cosine;
   if (!std::isnan(o.min_snr)) rules.min_snr_db = o.min_snr;
+  if (o.max_perplexity_ratio >= 0) rules.sequence.max_perplexity_ratio = o.max_perplexity_ratio;
+  if (o.min_token_agreement >= 0) rules.sequence.min_token_agreement = o.min_token_agreement;
+  if (o.max_kl >= 0) {
+    rules.sequence.max_kl = o.max_kl;
+    rules.sequence.judged.insert("kl");
+  }
+  for (const auto& [out, named] : rules.lm_metrics) {
+    (void)named;
+    if (!out.empty() && !g.find_value(out)) throw UsageError("--metric '" + out + ":...': the model has no output '" + out + "'");
+  }
   for (const auto& [out, v] : rules.atol_by_output) {
     (void)v;
     if (!g.find_value(out)) throw UsageError("--atol '" + out + ":...': the model has no output '" + out + "'");
@@ -127,6 +138,7 @@ int run_eval(const EvalOptions& o) {
     ir::BoundSample s = data_dir.empty()
                             ? io::random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), static_cast<int>(i))
                             : ir::bind_sample(g, ir::load_sample(dirs[i], have_golden || o.reference.empty()), true);
+    const judge::SequenceFeeds seq = judge::sequence_feeds(s.feeds);
     auto outs = exec.run(io::to_feeds(s));
     if (!o.save_outputs.empty()) {
       const fs::path d = fs::path(o.save_outputs) / s.name;
@@ -149,7 +161,7 @@ int run_eval(const EvalOptions& o) {
         throw ModelError(dirs[i] + ": no expected outputs (output_K.pb / output_K.npy / <output name>.npy)");
     }
     if (top1_acc) top1_acc->add(i, outs, want);
-    samples_json.push_back(judged.add_sample(s.name, outs, want));
+    samples_json.push_back(judged.add_sample(s.name, outs, want, seq));
   }
 
   const int compared = judged.compared();
@@ -166,6 +178,8 @@ int run_eval(const EvalOptions& o) {
                                 {"samples", n_samples}, {"rules", judge::describe_rules(rules)},
                                 {"outputs", judged.outputs_json()}, {"per_sample", samples_json},
                                 {"passed", all_ok && top1_ok}};
+  const nlohmann::ordered_json sequence = judged.sequence_json();
+  if (!sequence.empty()) result["sequence"] = sequence;
   if (top1_acc) result["top1"] = judge::top1_json(top1_rows, top1_limits, o.labels);
   std::optional<judge::PerLayerReport> layers;
   if (per_layer) {
@@ -190,11 +204,14 @@ int run_eval(const EvalOptions& o) {
     io::print_requested(io::dump_json(result, 2) + "\n");
   } else {
     io::print_out("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
-    if (compared == 0) {
+    if (compared == 0 && sequence.empty()) {
       io::print_out("no expected outputs to compare%s\n", nothing ? "; outputs saved" : "");
+    } else if (compared == 0) {
+      if (nothing) io::print_out("outputs saved\n");
     } else {
       report::print_eval_outputs(judged);
     }
+    if (!sequence.empty()) report::print_sequence_figures(sequence);
     if (top1_acc) report::print_top1(top1_rows, top1_limits, o.labels, have_golden ? "golden" : "reference");
     if (compared > 0 || top1_acc) io::print_out("verdict: %s\n", all_ok && top1_ok ? "PASS" : "FAIL");
     if (layers) report::print_per_layer(*layers, o.per_layer_top);
@@ -223,7 +240,17 @@ void add_eval_command(CLI::App& app, CommandSlot& slot) {
   sub->add_option("--min-snr", o->min_snr, "Minimum SNR in dB per output");
   sub->add_option("--metric", o->metrics,
                   "row-cosine: judge cosine as the mean over rows along the last axis (embeddings: one per row); "
-                  "global or per output (out:row-cosine)");
+                  "perplexity | token-agreement | kl: treat the output as causal-LM logits scored against the "
+                  "sample's input_ids and judge those figures (outputs named *logits* are found without it); "
+                  "global or per output (out:metric)");
+  sub->add_option("--max-perplexity-ratio", o->max_perplexity_ratio,
+                  "Causal-LM logits: most perplexity relative to the reference (default: fp32 1.001, fp16 1.01, "
+                  "bf16 1.05, int8/int4 1.3)")->check(CLI::PositiveNumber);
+  sub->add_option("--min-token-agreement", o->min_token_agreement,
+                  "Causal-LM logits: least share of positions whose top-1 next token equals the reference's "
+                  "(default: fp32 0.99, fp16 0.95, bf16 0.9, int8/int4 0.7)")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--max-kl", o->max_kl, "Causal-LM logits: judge the mean KL divergence from the reference too")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--save-outputs", o->save_outputs, "Write each sample's outputs to DIR/<sample>/output_K.npy");
   sub->add_option("--labels", o->labels,
                   "Class labels, one per sample in sorted sample order (.npy of integers, or text: one per line); "
@@ -252,7 +279,10 @@ void add_eval_command(CLI::App& app, CommandSlot& slot) {
       "cosine >= 0.9999, where max|ref| is the largest reference magnitude of that output in that sample\n"
       "(fp32 rounding grows with the values; a given --atol is absolute); fp16 cosine >= 0.999 and\n"
       "SNR >= 30 dB; bf16 0.995 / 20 dB; int8 0.99 / 15 dB; integer outputs exact. --labels adds top-1\n"
-      "accuracy (labels: one per sample, in the samples' sorted order).\n"
+      "accuracy (labels: one per sample, in the samples' sorted order). Causal-LM logits (an output named\n"
+      "*logits* [B,T,V] with an input_ids input) are judged by perplexity ratio and next-token agreement\n"
+      "with 95% intervals; too few tokens to decide fails. Padded samples (attention_mask) are compared on\n"
+      "their unmasked positions only.\n"
       "Examples:\n"
       "  mcc eval model.onnx --golden test_data_set_0\n"
       "  mcc eval model.fp16.onnx --reference model.onnx --inputs samples/\n"

@@ -12,8 +12,9 @@ namespace {
 
 using Feeds = std::vector<std::pair<std::string, backends::RValue>>;
 
-Feeds feeds_of(const ir::Graph& g, const std::string& dir) {
+Feeds feeds_of(const ir::Graph& g, const std::string& dir, SequenceFeeds& seq) {
   ir::BoundSample s = ir::bind_sample(g, ir::load_sample(dir, false));
+  seq = sequence_feeds(s.feeds);
   Feeds f;
   for (auto& [name, t] : s.feeds) f.emplace_back(name, backends::RValue::of(std::move(t)));
   return f;
@@ -30,13 +31,27 @@ bool measurable(const backends::RValue& v) {
 }
 
 void add_sample(OutputAgreement& a, const backends::RValue& got, const backends::RValue& want,
-                const std::optional<int64_t> label) {
+                const std::optional<int64_t> label, const SequenceFeeds& seq) {
   if (!a.skipped.empty()) return;
   if (!measurable(got) || !measurable(want)) {
     a.skipped = "not a float32 tensor";
     return;
   }
-  const auto m = backends::compare_tensors(got.tensor, want.tensor, backends::Tolerance{});
+  if (a.lm || (a.stats.samples == 0 && is_lm_logits(a.stats.name, got.tensor, seq, false))) {
+    if (!is_lm_logits(a.stats.name, got.tensor, seq, true))
+      throw ModelError("output '" + a.stats.name + "': causal-LM logits in one sample, not in another");
+    a.lm = true;
+    a.sequence.add(a.stats.name, got.tensor, want.tensor, seq);
+  }
+  const bool masked = !a.lm && is_masked(got.tensor, seq) && got.tensor.dims() == want.tensor.dims();
+  if (masked) {
+    const auto [kept, all] = mask_counts(seq.mask);
+    a.positions_kept += kept;
+    a.positions_all += all;
+  }
+  const auto m = masked ? backends::compare_tensors(unmasked_rows(got.tensor, seq.mask), unmasked_rows(want.tensor, seq.mask),
+                                                    backends::Tolerance{})
+                        : backends::compare_tensors(got.tensor, want.tensor, backends::Tolerance{});
   if (!m.comparable) throw ModelError("output '" + a.stats.name + "': " + m.mismatch + " against the reference");
   a.stats.add(m);
   if (!label || !m.top1_agree) return;
@@ -62,7 +77,8 @@ std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir:
   std::vector<OutputAgreement> out(g.outputs.size());
   for (size_t k = 0; k < out.size(); ++k) out[k].stats.name = g.outputs[k]->name;
   for (size_t i = 0; i < in.sample_dirs.size(); ++i) {
-    Feeds f = feeds_of(g, in.sample_dirs[i]);
+    SequenceFeeds seq;
+    Feeds f = feeds_of(g, in.sample_dirs[i], seq);
     const auto want = ref_exec.run(clone_feeds(f));
     const auto got = exec.run(std::move(f));
     // Labels score the first class-score output only (a model's prediction).
@@ -71,7 +87,7 @@ std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir:
       std::optional<int64_t> label;
       if (!in.labels.empty() && !labelled_one && (out[k].stats.samples == 0 || out[k].stats.class_scores()))
         label = in.labels[i];
-      add_sample(out[k], got[k], want[k], label);
+      add_sample(out[k], got[k], want[k], label, seq);
       labelled_one = labelled_one || out[k].labelled;
     }
   }

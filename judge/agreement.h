@@ -3,7 +3,9 @@
 // per float32 output the figures of output_stats.h (the check uses the mean and worst cosine and,
 // for class scores, the share of samples whose top-1 agrees); with labels, each model's top-1
 // accuracy on the first class-score output. Integer, bool and non-tensor outputs are not
-// measured (they are listed as skipped).
+// measured (they are listed as skipped). Sequence outputs (sequence_metrics.h): causal-LM logits
+// are scored token by token (perplexity ratio, next-token agreement, KL) instead of by cosine,
+// and outputs shaped like a padded sample's attention_mask are compared on unmasked positions.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "ir/graph.h"
 #include "judge/output_stats.h"
+#include "judge/sequence_metrics.h"
 
 namespace mcc::judge {
 
@@ -19,6 +22,9 @@ struct OutputAgreement {
   bool labelled = false;                             // the output scored against labels
   int top1_correct = 0, reference_top1_correct = 0;  // against labels
   std::string skipped;                               // why this output is not measured ("" when measured)
+  bool lm = false;                                   // causal-LM logits, judged by `sequence`
+  SequenceStats sequence;
+  int64_t positions_kept = 0, positions_all = 0;     // masked comparison (unmasked / all positions)
 };
 
 struct AgreementInput {

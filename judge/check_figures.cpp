@@ -18,10 +18,21 @@ std::string fmt(double v) {
 }
 
 json figure(const std::string& output, const std::string& metric, double value, double threshold, bool higher_is_better,
-            int samples) {
-  const bool pass = higher_is_better ? value >= threshold : value <= threshold;
-  return json{{"output", output},   {"metric", metric},   {"value", round6(value)},
-              {"threshold", threshold}, {"verdict", pass ? "pass" : "fail"}, {"samples", samples}};
+            int samples, Interval iv) {
+  const auto bound = [](double v) { return std::isfinite(v) ? json(round6(v)) : json(nullptr); };
+  return json{{"output", output},
+              {"metric", metric},
+              {"value", round6(value)},
+              {"interval", json::array({bound(iv.lo), bound(iv.hi)})},
+              {"threshold", threshold},
+              {"verdict", decide(value, iv, threshold, higher_is_better)},
+              {"samples", samples}};
+}
+
+std::string interval_text(const json& f) {
+  const auto& iv = f["interval"];
+  const auto end = [](const json& v) { return v.is_number() ? fmt(v.get<double>()) : std::string("unbounded"); };
+  return "95% interval [" + end(iv[0]) + ", " + end(iv[1]) + "]";
 }
 
 }  // namespace
@@ -35,21 +46,34 @@ json budget_figures(const std::vector<OutputAgreement>& outputs, const Budget& b
                         {"why", a.skipped.empty() ? "no samples" : a.skipped}});
       continue;
     }
-    if (s.class_scores()) {
-      checks.push_back(figure(s.name, "top1_agreement", s.top1_agreement(), b.min_top1, true, s.samples));
+    if (a.lm) {
+      for (auto& f : sequence_figures(s.name, a.sequence, b.sequence)) checks.push_back(std::move(f));
+    } else if (s.class_scores()) {
+      // min_top1 = 1 asks that every sample agrees: the samples themselves settle it.
+      const double agree = s.top1_agreement();
+      checks.push_back(figure(s.name, "top1_agreement", agree, b.min_top1, true, s.samples,
+                              b.min_top1 >= 1 ? Interval{agree, agree} : share_interval(s.top1_agree, s.top1_samples)));
       if (b.class_min_cosine > 0) {
-        json f = figure(s.name, "cosine_mean", s.cosine_mean(), b.class_min_cosine, true, s.samples);
+        json f = figure(s.name, "cosine_mean", s.cosine_mean(), b.class_min_cosine, true, s.samples, s.cosine_interval());
         f["worst_sample_cosine"] = round6(s.cosine_min);
         checks.push_back(std::move(f));
       }
     } else {
-      json f = figure(s.name, "cosine_mean", s.cosine_mean(), b.min_cosine, true, s.samples);
+      json f = figure(s.name, "cosine_mean", s.cosine_mean(), b.min_cosine, true, s.samples, s.cosine_interval());
       f["worst_sample_cosine"] = round6(s.cosine_min);
+      if (a.positions_all > 0) {
+        f["masked_by"] = "attention_mask";
+        f["positions_compared"] = a.positions_kept;
+        f["positions"] = a.positions_all;
+      }
       checks.push_back(std::move(f));
     }
     if (a.labelled) {
       const double top1 = 100.0 * a.top1_correct / s.samples, ref = 100.0 * a.reference_top1_correct / s.samples;
-      json f = figure(s.name, "top1_drop_points", ref - top1, b.max_top1_drop, false, s.samples);
+      // Both accuracies are counted on the same samples: the drop in points is judged as it is.
+      json f{{"output", s.name}, {"metric", "top1_drop_points"}, {"value", round6(ref - top1)},
+             {"threshold", b.max_top1_drop}, {"verdict", ref - top1 <= b.max_top1_drop ? "pass" : "fail"},
+             {"samples", s.samples}};
       f["top1"] = round6(top1);
       f["reference_top1"] = round6(ref);
       if (b.max_top1_drop < 0) {
@@ -66,10 +90,26 @@ std::string missed_figures(const json& checks) {
   std::string s;
   for (const auto& c : checks) {
     if (c["verdict"] != "fail") continue;
-    const bool drop = c["metric"] == "top1_drop_points";
-    s += (s.empty() ? "" : "; ") + std::string("output '") + c["output"].get<std::string>() + "' " +
-         c["metric"].get<std::string>() + " " + fmt(c["value"].get<double>()) + (drop ? " > " : " < ") +
-         fmt(c["threshold"].get<double>());
+    const std::string metric = c["metric"].get<std::string>();
+    const bool at_most = metric == "top1_drop_points" || metric == "perplexity_ratio" || metric == "kl_mean";
+    s += (s.empty() ? "" : "; ") + std::string("output '") + c["output"].get<std::string>() + "' " + metric + " " +
+         fmt(c["value"].get<double>()) + (at_most ? " > " : " < ") + fmt(c["threshold"].get<double>());
+  }
+  return s;
+}
+
+std::string undecided_figures(const json& checks) {
+  std::string s;
+  for (const auto& c : checks) {
+    if (c["verdict"] != "undecided") continue;
+    const std::string metric = c["metric"].get<std::string>();
+    const bool at_most = metric == "perplexity_ratio" || metric == "kl_mean";
+    s += (s.empty() ? "" : "; ") + std::string("output '") + c["output"].get<std::string>() + "' " + metric + " " +
+         fmt(c["value"].get<double>()) + (at_most ? " <= " : " >= ") + fmt(c["threshold"].get<double>()) + " but its " +
+         interval_text(c) + " on " +
+         (c.contains("tokens") ? std::to_string(c["tokens"].get<int64_t>()) + " token(s)"
+                               : std::to_string(c["samples"].get<int>()) + " sample(s)") +
+         " reaches past it";
   }
   return s;
 }

@@ -14,6 +14,7 @@ void OutputStats::add(const backends::TensorMetrics& m) {
   max_rel = std::max(max_rel, m.max_rel);
   mean_abs_sum += m.mean_abs;
   cosine_sum += m.cosine;
+  cosine_sq_sum += m.cosine * m.cosine;
   cosine_min = std::min(cosine_min, m.cosine);
   snr_min = std::min(snr_min, m.snr_db);
   atol_used = std::max(atol_used, m.atol_used);

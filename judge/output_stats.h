@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/compare.h"
+#include "judge/interval.h"
 
 namespace mcc::judge {
 
@@ -16,7 +17,7 @@ struct OutputStats {
   std::string name;
   int samples = 0;
   double max_abs = 0, max_rel = 0, mean_abs_sum = 0;
-  double cosine_sum = 0, cosine_min = 1;
+  double cosine_sum = 0, cosine_sq_sum = 0, cosine_min = 1;
   double snr_min = std::numeric_limits<double>::infinity();
   double atol_used = 0;                 // the largest absolute tolerance allclose applied
   int top1_samples = 0, top1_agree = 0; // samples with class scores, and those whose top-1 agrees
@@ -28,6 +29,8 @@ struct OutputStats {
 
   double mean_abs() const { return samples ? mean_abs_sum / samples : 0.0; }
   double cosine_mean() const { return samples ? cosine_sum / samples : 1.0; }
+  /// 95 % interval of the mean cosine over the samples (unbounded below 2 samples).
+  Interval cosine_interval() const { return MeanAccumulator{samples, cosine_sum, cosine_sq_sum}.interval(); }
   /// Every sample held class scores ([C] / [N, C] floats; see TensorMetrics::top1_agree).
   bool class_scores() const { return samples > 0 && top1_samples == samples; }
   double top1_agreement() const { return top1_samples ? static_cast<double>(top1_agree) / top1_samples : 1.0; }

@@ -86,6 +86,7 @@ std::string looser_precision(const std::string& a, const std::string& b) { retur
 VerdictRules default_rules(const std::string& profile) {
   VerdictRules r;
   r.profile = profile;
+  r.sequence = default_sequence_budget(profile);
   if (profile == "int8") { r.min_cosine = 0.99; r.min_snr_db = 15; }
   else if (profile == "bf16") { r.min_cosine = 0.995; r.min_snr_db = 20; }
   else if (profile == "fp16") { r.min_cosine = 0.999; r.min_snr_db = 30; }
@@ -101,6 +102,7 @@ void apply_tolerance_flag(VerdictRules& r, const std::string& flag, const std::s
   if (ec != std::errc() || p != num.data() + num.size() || !(v >= 0) || !std::isfinite(v))
     throw UsageError(flag + " '" + value + "': expected a non-negative number or output:number");
   const bool is_atol = flag == "--atol";
+  r.tolerance_given = true;
   if (out.empty()) {
     if (is_atol) { r.atol = v; r.atol_scaled = false; } else { r.rtol = v; }
     if (is_atol && !r.rtol) r.rtol = 0;
@@ -113,11 +115,25 @@ void apply_tolerance_flag(VerdictRules& r, const std::string& flag, const std::s
 void apply_metric_flag(VerdictRules& r, const std::string& value) {
   std::string out, name = value;
   if (auto c = value.rfind(':'); c != std::string::npos) { out = value.substr(0, c); name = value.substr(c + 1); }
+  if (name == "perplexity" || name == "token-agreement" || name == "kl") {
+    r.lm_metrics[out].insert(name);
+    return;
+  }
   if (name != "row-cosine")
     throw UsageError("--metric '" + value + "': unknown metric; metrics: row-cosine (mean cosine of the rows along the "
-                     "last axis, e.g. one embedding per row), optionally per output as out:row-cosine");
+                     "last axis, e.g. one embedding per row), perplexity, token-agreement, kl (causal-LM logits "
+                     "against the sample's input_ids), optionally per output as out:metric");
   if (out.empty()) r.row_cosine_all = true;
   else r.row_cosine_outputs.insert(out);
+}
+
+SequenceBudget VerdictRules::sequence_budget(const std::string& output) const {
+  SequenceBudget b = sequence;
+  std::set<std::string> named;
+  for (const char* key : {"", output.c_str()})
+    if (auto it = lm_metrics.find(key); it != lm_metrics.end()) named.insert(it->second.begin(), it->second.end());
+  if (!named.empty()) b.judged = named;
+  return b;
 }
 
 std::string describe_rules(const VerdictRules& r) {

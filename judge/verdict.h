@@ -22,6 +22,7 @@
 
 #include "backends/compare.h"
 #include "ir/graph.h"
+#include "judge/sequence_figures.h"
 
 namespace mcc::judge {
 
@@ -33,6 +34,7 @@ std::string looser_precision(const std::string& a, const std::string& b);
 struct VerdictRules {
   std::string profile;                       // fp32 | fp16 | bf16 | int8
   std::optional<double> atol, rtol;          // allclose is checked when set
+  bool tolerance_given = false;              // --atol / --rtol given (else the profile's default)
   bool atol_scaled = false;                  // atol is relative to max(1, max |reference|) of each output
   double min_cosine = 0, min_snr_db = -1e300;
   std::map<std::string, double> atol_by_output, rtol_by_output;  // --atol out:1e-3
@@ -41,6 +43,16 @@ struct VerdictRules {
   bool row_cosine_all = false;
   std::set<std::string> row_cosine_outputs;
   bool row_cosine(const std::string& output) const { return row_cosine_all || row_cosine_outputs.count(output) > 0; }
+  /// Causal-LM logits (judge/sequence_metrics.h) are judged by the sequence budget instead of
+  /// cosine and SNR (allclose still applies when set). Outputs named "*logits*" are found by
+  /// themselves; --metric perplexity|token-agreement|kl[ / out:...] marks outputs (all: "") as
+  /// LM logits and chooses the judged figures (the others are reported).
+  SequenceBudget sequence;
+  std::map<std::string, std::set<std::string>> lm_metrics;  // output ("" = every output) -> metrics named
+  /// Whether --metric named a sequence metric for this output (or for all).
+  bool lm_forced(const std::string& output) const { return lm_metrics.count("") || lm_metrics.count(output); }
+  /// The sequence budget for an output: the metrics --metric named for it, or the defaults.
+  SequenceBudget sequence_budget(const std::string& output) const;
 };
 
 /// Defaults for a profile: fp32 allclose(atol 1e-4 * max(1, max|ref|), rtol 1e-3) and cosine >= 0.9999;
@@ -50,7 +62,8 @@ VerdictRules default_rules(const std::string& profile);
 /// Applies "--atol 1e-3" / "--atol out:1e-3" style flags (a given atol is absolute); throws
 /// UsageError on bad values.
 void apply_tolerance_flag(VerdictRules& r, const std::string& flag, const std::string& value);
-/// Applies "--metric row-cosine" / "--metric out:row-cosine"; throws UsageError naming the metrics.
+/// Applies "--metric row-cosine|perplexity|token-agreement|kl" (optionally "out:metric"); throws
+/// UsageError naming the metrics.
 void apply_metric_flag(VerdictRules& r, const std::string& value);
 /// One-line description of the rules
 /// ("fp32: allclose(atol=0.0001*max(1,max|ref|), rtol=0.001), cosine >= 0.9999; integer outputs exact").

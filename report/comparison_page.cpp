@@ -37,6 +37,7 @@ HtmlReportData eval_html_data(const EvalHtmlInput& in) {
   d.reference = str(j, "source");
   d.rules = str(j, "rules");
   d.passed = j.value("passed", false);
+  d.undecided = j.value("undecided", false);
   d.samples = j.contains("samples") && j["samples"].is_number() ? j["samples"].get<int>() : in.per_layer.samples;
   d.command = io::command_line().empty() ? "(command line not recorded)" : io::shell_command(io::command_line());
   if (j.contains("outputs"))

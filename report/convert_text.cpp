@@ -18,6 +18,7 @@ std::string num(const nlohmann::ordered_json& v) {
 std::string verdict_word(const std::string& v) {
   if (v == "pass") return "PASS";
   if (v == "fail") return "FAIL";
+  if (v == "undecided") return "UNDECIDED";
   return v;
 }
 
@@ -34,12 +35,16 @@ void print_check_lines(const nlohmann::ordered_json& record, size_t rejected) {
       io::print_out("check: output '%s' not measured (%s)\n", out.c_str(), c.value("why", "").c_str());
       continue;
     }
-    const bool lower = metric == "top1_drop_points";
+    const bool lower = metric == "top1_drop_points" || metric == "perplexity_ratio" || metric == "kl_mean";
     std::string line = "check: output '" + out + "' " + metric + " " + num(c["value"]);
+    if (c.contains("interval") && c["interval"].is_array() && c["interval"].size() == 2)
+      line += " [" + (c["interval"][0].is_number() ? num(c["interval"][0]) : std::string("-inf")) + ", " +
+              (c["interval"][1].is_number() ? num(c["interval"][1]) : std::string("inf")) + "]";
     if (c.contains("threshold") && c["threshold"].is_number()) line += (lower ? " <= " : " >= ") + num(c["threshold"]);
-    line += " on " + std::to_string(c.value("samples", 0)) + (held_back ? " held-back" : "") + " sample(s)";
+    line += " on " + (c.contains("tokens") ? std::to_string(c.value("tokens", int64_t{0})) + " tokens of " : std::string()) +
+            std::to_string(c.value("samples", 0)) + (held_back ? " held-back" : "") + " sample(s)";
     if (c.contains("worst_sample_cosine")) line += " (worst sample " + num(c["worst_sample_cosine"]) + ")";
-    if (lower) line += " (top-1 " + num(c["top1"]) + "% vs " + num(c["reference_top1"]) + "% for the input model)";
+    if (metric == "top1_drop_points") line += " (top-1 " + num(c["top1"]) + "% vs " + num(c["reference_top1"]) + "% for the input model)";
     io::print_out("%s: %s\n", line.c_str(), verdict_word(c.value("verdict", "")).c_str());
   }
   const std::string after = rejected ? " (after " + std::to_string(rejected) + " rejected configuration(s); sidecar: escalation)" : "";

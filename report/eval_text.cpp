@@ -54,6 +54,26 @@ void print_eval_outputs(const judge::EvalOutputs& outputs) {
   }
 }
 
+void print_sequence_figures(const nlohmann::ordered_json& figures) {
+  for (const auto& f : figures) {
+    const std::string metric = f.value("metric", "");
+    if (metric == "none") {
+      io::print_out("%-28s not measured: %s\n", f["output"].get<std::string>().c_str(), f.value("why", "").c_str());
+      continue;
+    }
+    std::string line = f["output"].get<std::string>() + " " + metric + " " + fmt(f["value"].get<double>()) + " [" +
+                       fmt(f["interval"][0].get<double>()) + ", " + fmt(f["interval"][1].get<double>()) + "]";
+    if (metric == "perplexity_ratio")
+      line += " (perplexity " + fmt(f["perplexity"].get<double>()) + " vs " + fmt(f["reference_perplexity"].get<double>()) + ")";
+    const std::string verdict = f.value("verdict", "");
+    if (f.contains("threshold") && f["threshold"].is_number())
+      line += std::string(metric == "token_agreement" ? " >= " : " <= ") + fmt(f["threshold"].get<double>());
+    line += ", " + std::to_string(f["tokens"].get<int64_t>()) + " tokens in " + std::to_string(f["samples"].get<int>()) +
+            " sample(s): " + (verdict == "pass" ? "pass" : verdict == "fail" ? "FAIL" : verdict == "undecided" ? "UNDECIDED (too few tokens to tell)" : verdict);
+    io::print_out("%s\n", line.c_str());
+  }
+}
+
 void print_top1(const std::vector<judge::Top1Row>& rows, const judge::Top1Limits& limits, const std::string& labels_path,
                 const std::string& reference) {
   std::string lim;

@@ -16,6 +16,10 @@ namespace mcc::report {
 /// tolerance allclose applied where it scales with the reference.
 void print_eval_outputs(const judge::EvalOutputs& outputs);
 
+/// The token figures of causal-LM outputs (judge/sequence_figures.h): one line each with its
+/// 95 % interval, threshold, verdict and the tokens it rests on; also what the check stage lists.
+void print_sequence_figures(const nlohmann::ordered_json& figures);
+
 /// Top-1 accuracy per class-score output; `reference` names what the reference is ("reference", "golden").
 void print_top1(const std::vector<judge::Top1Row>& rows, const judge::Top1Limits& limits, const std::string& labels_path,
                 const std::string& reference);

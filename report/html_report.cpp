@@ -19,7 +19,7 @@ h3 { font-size: 15px; margin: 14px 0 6px; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
 pre { background: #f3f5f8; border: 1px solid #d8dde6; padding: 8px 10px; white-space: pre-wrap; word-break: break-all; }
 .verdict { display: inline-block; font-weight: 700; font-size: 20px; padding: 2px 14px; border-radius: 4px; color: #fff; }
-.verdict.pass { background: #2e7d32; } .verdict.fail { background: #c62828; }
+.verdict.pass { background: #2e7d32; } .verdict.fail { background: #c62828; } .verdict.undecided { background: #8d6e00; }
 table { border-collapse: collapse; margin: 6px 0; } th, td { border: 1px solid #d8dde6; padding: 3px 8px; text-align: left; }
 th { background: #f3f5f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; } tr.failed td { color: #c62828; }
 .muted { color: #5b6475; }
@@ -44,7 +44,8 @@ std::string td_db(double v) { return "<td class=\"num\">" + db(v) + "</td>"; }
 
 std::string verdict_section(const HtmlReportData& d) {
   std::string s = "<section id=\"verdict\">\n<h2>Verdict</h2>\n";
-  s += std::string("<p><span class=\"verdict ") + (d.passed ? "pass\">PASS" : "fail\">FAIL") + "</span> " +
+  s += std::string("<p><span class=\"verdict ") +
+       (d.passed ? "pass\">PASS" : d.undecided ? "undecided\">UNDECIDED" : "fail\">FAIL") + "</span> " +
        std::to_string(d.samples) + " sample(s)</p>\n";
   s += "<p>Rules: <code id=\"rules\">" + html_escape(d.rules) + "</code></p>\n";
   if (!d.outputs.empty()) {

@@ -71,6 +71,7 @@ struct HtmlReportData {
   std::string model, reference;             // paths as given
   std::string command;                      // shell-quoted command line that reproduces the report
   bool passed = false;
+  bool undecided = false;                   // not failed, but too few samples to pass (judge/interval.h)
   std::string rules;                        // the verdict rules, described
   int samples = 0;
   std::vector<HtmlOutputRow> outputs;       // eval's rows; the table is left out when empty

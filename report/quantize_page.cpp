@@ -69,6 +69,7 @@ void write_quantize_html(const std::string& path, const std::string& input, cons
                     {"rules", describe_budget(*record, dirs, rejected)},
                     {"samples", dirs.size()},
                     {"passed", record->value("verdict", "") == "pass"},
+                    {"undecided", record->value("verdict", "") == "undecided"},
                     {"checks", (*record)["checks"]}};
   write_comparison_html(path, in);
 }

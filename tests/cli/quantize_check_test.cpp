@@ -21,14 +21,18 @@ bool contains(const std::string& s, const std::string& what) { return s.find(wha
 
 }  // namespace
 
-TEST_CASE("quantize: a default run judges itself on held-back samples and replays without data") {
+TEST_CASE("quantize: a default run judges itself on held-back samples, says when they cannot decide, replays without data") {
   mcc::test::TempDir tmp("mcc-quantize-check");
   const std::string out = (tmp.path / "q.onnx").string();
   const auto q = run_mcc({"quantize", mnist_model(), "-o", out, "--calib", golden("mnist/calib"), "--threads", "2"});
   INFO(q.out << q.err);
   REQUIRE(q.code == 0);
-  CHECK(contains(q.out, "check: output 'Plus214_Output_0' top1_agreement 1 >= 0.99 on 20 held-back sample(s): PASS"));
-  CHECK(contains(q.out, "check: verdict PASS"));
+  // 20 of 20 agreeing cannot show an agreement of 0.99 (Wilson 95 % interval [0.839, 1]): the
+  // model is written and the verdict says so instead of passing.
+  CHECK(contains(q.out, "check: output 'Plus214_Output_0' top1_agreement 1 [0.838875, 1] >= 0.99 on 20 held-back "
+                        "sample(s): UNDECIDED"));
+  CHECK(contains(q.out, "check: verdict UNDECIDED"));
+  CHECK(contains(q.err, "too few held-back samples to tell"));
 
   const json state = json::parse(mcc::test::slurp(tmp.path / "q.mcc.json"));
   // 100 samples: the last 20 are held back from calibration and judged.
@@ -41,7 +45,8 @@ TEST_CASE("quantize: a default run judges itself on held-back samples and replay
   CHECK(c["metric"] == "top1_agreement");
   CHECK(c["value"] == 1.0);
   CHECK(c["threshold"] == 0.99);
-  CHECK(c["verdict"] == "pass");
+  CHECK(c["verdict"] == "undecided");
+  CHECK(c["interval"] == json::array({0.838875, 1.0}));
   CHECK(c["samples"] == 20);
   CHECK_FALSE(state.contains("escalation"));
 
@@ -138,13 +143,18 @@ TEST_CASE("convert: a check stage in a pipeline fails the run below its budget")
   const auto h = run_mcc({"convert", mnist_model(), "-o", (tmp.path / "h.onnx").string(), "-p", fp16_spec});
   INFO(h.out << h.err);
   CHECK(h.code == 0);
-  CHECK(contains(h.out, "check: output 'Plus214_Output_0' top1_agreement 1 >= 1 on 500 sample(s): PASS"));
+  CHECK(contains(h.out, "check: output 'Plus214_Output_0' top1_agreement 1 [1, 1] >= 1 on 500 sample(s): PASS"));
 
-  const std::string ok_spec = "fold,check{data=" + golden("mnist/calib") + " samples=5}";
+  // 5 samples settle "every sample agrees" (min_top1=1) but not an agreement of 0.99.
+  const std::string ok_spec = "fold,check{data=" + golden("mnist/calib") + " samples=5 min_top1=1}";
   const auto f = run_mcc({"convert", mnist_model(), "-o", out, "-p", ok_spec});
   INFO(f.out << f.err);
   CHECK(f.code == 0);
   CHECK(contains(f.out, "check: verdict PASS"));
+  const auto u = run_mcc({"convert", mnist_model(), "-o", out, "-p", "fold,check{data=" + golden("mnist/calib") + " samples=5}"});
+  INFO(u.out << u.err);
+  CHECK(u.code == 0);
+  CHECK(contains(u.out, "check: verdict UNDECIDED"));
 }
 
 TEST_CASE("quantize: budget flags that contradict themselves or the data are refused") {

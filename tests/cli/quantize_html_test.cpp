@@ -34,6 +34,7 @@ TEST_CASE("quantize --html: the check's verdict and samples, the command, the ch
   mcc::test::TempDir tmp("mcc-quantize-html");
   const std::string q = (tmp.path / "q.onnx").string(), html = (tmp.path / "q.html").string();
   const std::vector<std::string> args{"quantize", fp32, "-o", q, "--calib", calib, "--html", html};
+  // 20 held-back digits cannot show a top-1 agreement of 0.99: the page says UNDECIDED, as the terminal does.
   const auto r = run_mcc(args);
   INFO(r.err);
   REQUIRE(r.code == 0);
@@ -51,17 +52,17 @@ TEST_CASE("quantize --html: the check's verdict and samples, the command, the ch
   // The verdict is the sidecar's check figures, each a row of the checks table.
   const auto& checks = sidecar["checks"];
   REQUIRE(checks.size() >= 1);
-  bool all_pass = true;
+  bool all_undecided = true;
   for (const auto& c : checks) {
     REQUIRE(c["metric"] != "none");
-    all_pass = all_pass && c["verdict"] == "pass";
+    all_undecided = all_undecided && c["verdict"] == "undecided";
     const std::string row = "<tr><td>" + c["output"].get<std::string>() + "</td><td>" + c["metric"].get<std::string>() +
                             "</td><td class=\"num\">" + mcc::report::fmt_g(c["value"].get<double>(), 6) + "</td><td>&gt;= " +
                             mcc::report::fmt_g(c["threshold"].get<double>(), 6) + "</td><td class=\"num\">" +
                             std::to_string(c["samples"].get<int>()) + "</td><td>" + c["verdict"].get<std::string>() + "</td>";
     CHECK_MESSAGE(h.find(row) != std::string::npos, row);
   }
-  CHECK(all_pass);
+  CHECK(all_undecided);
   CHECK(count(h, "<table id=\"checks\">") == 1);
   CHECK(h.find("<table id=\"outputs\">") == std::string::npos);
   const auto stage = std::find_if(sidecar["stages"].begin(), sidecar["stages"].end(),
@@ -71,7 +72,8 @@ TEST_CASE("quantize --html: the check's verdict and samples, the command, the ch
   const int64_t holdout = data["holdout"].get<int64_t>();
   REQUIRE(holdout > 0);
   CHECK(data["samples"].get<int64_t>() == holdout);
-  CHECK(h.find("<span class=\"verdict pass\">PASS</span> " + std::to_string(holdout) + " sample(s)") != std::string::npos);
+  CHECK(h.find("<span class=\"verdict undecided\">UNDECIDED</span> " + std::to_string(holdout) + " sample(s)") !=
+        std::string::npos);
   CHECK(h.find("judged on " + std::to_string(holdout) + " held-back calibration sample(s) of " + calib) != std::string::npos);
   CHECK(h.find("<h1>mcc quantize</h1>") != std::string::npos);
 

@@ -6,8 +6,14 @@
 //   class scores ([C] / [N, C] floats): top-1 agreement with the input model >= min_top1;
 //   other float outputs: mean cosine over the samples >= min_cosine (the worst sample is reported);
 //   class scores also by mean cosine >= class_min_cosine when that is > 0;
+//   causal-LM logits (judge/sequence_metrics.h): perplexity ratio <= max_perplexity_ratio and
+//   top-1 next-token agreement >= min_token_agreement over all tokens, KL reported; outputs shaped
+//   like a padded sample's attention_mask are compared on their unmasked positions;
 //   with labels=FILE (one integer per sample, in sample order): both models' top-1 accuracy on the
 //   first class-score output, and the drop in points <= max_top1_drop when that is >= 0.
+// Each figure has its 95 % interval; one whose estimate meets the budget while the interval
+// reaches past it is undecided (judge/interval.h): the model is written, the verdict recorded
+// as "undecided" and a warning says what more data would settle it.
 // holdout=K uses only the last K samples of `data`: the ones a quantize stage with the same
 // holdout kept out of its calibration, so the figure is never measured on calibration data.
 // The record holds every figure (metric, output, value, threshold, verdict, samples), the data's
@@ -53,8 +59,12 @@ void check_record_shape(const json& rec) {
     if (!c.is_object() || !c.contains("output") || !c["output"].is_string() || !c.contains("metric") ||
         !c["metric"].is_string() || !c.contains("verdict") || !c["verdict"].is_string())
       throw bad("a check without output, metric and verdict");
-    for (const char* k : {"value", "threshold", "samples", "worst_sample_cosine", "top1", "reference_top1"})
+    for (const char* k : {"value", "threshold", "samples", "tokens", "worst_sample_cosine", "top1", "reference_top1"})
       if (c.contains(k) && !c[k].is_number() && !c[k].is_null()) throw bad(std::string("'") + k + "' is not a number");
+    if (c.contains("interval") && (!c["interval"].is_array() || c["interval"].size() != 2 ||
+                                   !(c["interval"][0].is_number() || c["interval"][0].is_null()) ||
+                                   !(c["interval"][1].is_number() || c["interval"][1].is_null())))
+      throw bad("'interval' is not a pair of numbers");
   }
 }
 
@@ -76,6 +86,10 @@ class CheckPass : public Pass {
             {"labels", OptionType::String, "", "Labels, one integer per sample (.npy or text); adds top-1 accuracy", {}},
             {"max_top1_drop", OptionType::Float, "-1",
              "With labels: most top-1 accuracy drop in points against the input model (negative: report only)", {}},
+            {"max_perplexity_ratio", OptionType::Float, "1.3",
+             "Causal-LM logits: most perplexity relative to the input model, over the samples' tokens", {}},
+            {"min_token_agreement", OptionType::Float, "0.7",
+             "Causal-LM logits: least share of positions whose top-1 next token equals the input model's", {}},
         }};
     return kInfo;
   }
@@ -92,8 +106,13 @@ class CheckPass : public Pass {
       return res;
     }
     const Options& o = ctx.options;
-    const judge::Budget budget{o.get_float("min_cosine"), o.get_float("class_min_cosine"), o.get_float("min_top1"),
-                        o.get_float("max_top1_drop")};
+    judge::Budget budget{o.get_float("min_cosine"), o.get_float("class_min_cosine"), o.get_float("min_top1"),
+                         o.get_float("max_top1_drop"), judge::default_sequence_budget("int8")};
+    budget.sequence.max_perplexity_ratio = o.get_float("max_perplexity_ratio");
+    budget.sequence.min_token_agreement = o.get_float("min_token_agreement");
+    if (budget.sequence.max_perplexity_ratio <= 0) throw UsageError("check: max_perplexity_ratio must be > 0");
+    if (budget.sequence.min_token_agreement < 0 || budget.sequence.min_token_agreement > 1)
+      throw UsageError("check: min_token_agreement is a fraction in [0, 1]");
     if (budget.min_top1 < 0 || budget.min_top1 > 1) throw UsageError("check: min_top1 is a fraction in [0, 1]");
     if (o.get_int("holdout") < 0 || o.get_int("samples") < 0) throw UsageError("check: holdout and samples are >= 0");
     const std::string data = resolve(o.get_string("data"), ctx);
@@ -120,13 +139,18 @@ class CheckPass : public Pass {
     const auto outs = judge::measure_agreement(model, reference, in);
     json checks = judge::budget_figures(outs, budget);
     const std::string failed = judge::missed_figures(checks);
+    const std::string undecided = judge::undecided_figures(checks);
     res.record["data"] = {{"folder", o.get_string("data")}, {"holdout", o.get_int("holdout")},
                           {"samples", static_cast<int64_t>(dirs.size())}, {"sha256", quantize::hash_sample_files(dirs)}};
     res.record["reference"] = "the pipeline's input model";
     res.record["checks"] = checks;
-    res.record["verdict"] = failed.empty() ? "pass" : "fail";
+    res.record["verdict"] = !failed.empty() ? "fail" : !undecided.empty() ? "undecided" : "pass";
     res.stats["samples"] = static_cast<int64_t>(dirs.size());
     res.stats["verdict"] = res.record["verdict"];
+    if (failed.empty() && !undecided.empty())
+      spdlog::warn("check: undecided, too few held-back samples to tell: {}; judge on more with --eval DIR "
+                   "(check{{data=DIR}})",
+                   undecided);
     if (!failed.empty())
       throw CheckFailed("accuracy budget not met on " + std::to_string(dirs.size()) + " held-back sample(s): " + failed,
                         res.record);

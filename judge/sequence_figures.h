@@ -1,0 +1,33 @@
+// The figures a causal-LM output is judged by (sequence_metrics.h), shared by `mcc eval` and the
+// check stage so both report and decide them the same way:
+//   perplexity_ratio  exp(mean(NLL - NLL_ref)) <= max_perplexity_ratio
+//   token_agreement   top-1 next token equal to the reference's >= min_token_agreement
+//   kl_mean           mean KL(reference || model) <= max_kl (judged only when asked for)
+// each with its 95 % interval and a pass / fail / undecided verdict (interval.h), and the
+// number of tokens and samples it rests on. Without a reference only the perplexity is reported.
+#pragma once
+#include <optional>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "judge/sequence_metrics.h"
+
+namespace mcc::judge {
+
+struct SequenceBudget {
+  double max_perplexity_ratio = 1.3, min_token_agreement = 0.7;
+  double max_kl = 0.25;
+  /// Metrics judged: "perplexity", "token-agreement", "kl"; the others are reported.
+  std::set<std::string> judged{"perplexity", "token-agreement"};
+};
+
+/// The budget of a precision class (judge::model_precision): fp32 1.001 / 0.99 / kl 1e-4,
+/// fp16 1.01 / 0.95 / 0.01, bf16 1.05 / 0.9 / 0.05, int8 (and int4) 1.3 / 0.7 / 0.25.
+SequenceBudget default_sequence_budget(const std::string& profile);
+
+/// [{output, metric, value, interval: [lo, hi], threshold, verdict, tokens, samples, ...}].
+nlohmann::ordered_json sequence_figures(const std::string& output, const SequenceStats& s, const SequenceBudget& b);
+
+}  // namespace mcc::judge
