@@ -72,6 +72,11 @@ constexpr StageFlag kStageFlags[] = {
     {.flag = "--algorithm", .key = "algorithm", .help = "--mode weight_only: rtn (round to nearest, no data) or gptq (needs --calib)"},
     {.flag = "--weight-zero-point", .key = "weight_zero_point",
      .help = "--mode weight_only: asymmetric blocks with zero points (uint4/uint8)", .sets = "true"},
+    {.flag = "--symmetric-weights", .key = "weight_zero_point",
+     .help = "--mode weight_only: symmetric blocks, no zero points (int4/int8)", .sets = "false"},
+    {.flag = "--scale-search", .key = "scale_search",
+     .help = "--mode weight_only: search each block's range for the least squared rounding error (clips the largest "
+             "weights: lower weight error, often a worse LLM)", .sets = "true"},
     {.flag = "--weight-format", .key = "weight_format",
      .help = "--mode weight_only: qdq (DequantizeLinear block_size, opset 21), matmul_nbits (com.microsoft.MatMulNBits) "
              "or target (matmul_nbits for --target ort, else qdq)"},

@@ -78,7 +78,7 @@ TEST_CASE("quantize --mode weight_only: int4 RTN (QDQ, opset 21) and GPTQ as Mat
 
   SUBCASE("rtn, symmetric int4, DequantizeLinear(block_size), no data") {
     const std::string out = (tmp.path / "rtn.onnx").string();
-    const auto r = run_mcc({"quantize", model, "-o", out, "--mode", "weight_only", "--block-size", "16"});
+    const auto r = run_mcc({"quantize", model, "-o", out, "--mode", "weight_only", "--block-size", "16", "--symmetric-weights"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const json state = json::parse(mcc::test::slurp(tmp.path / "rtn.mcc.json"));
@@ -86,7 +86,19 @@ TEST_CASE("quantize --mode weight_only: int4 RTN (QDQ, opset 21) and GPTQ as Mat
     CHECK(st["pass"] == "quantize");
     CHECK(st["options"]["mode"] == "weight_only");
     CHECK(st["stats"]["layers_weight_only"] == 2);
+    CHECK(st["options"]["weight_zero_point"] == false);
     check_output(tmp, model, out, "rtn", 0.98, true);
+  }
+  SUBCASE("rtn by default: uint4 with zero points, full block ranges, DequantizeLinear(block_size)") {
+    const std::string out = (tmp.path / "rtn_u4.onnx").string();
+    const auto r = run_mcc({"quantize", model, "-o", out, "--mode", "weight_only", "--block-size", "16"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const json state = json::parse(mcc::test::slurp(tmp.path / "rtn_u4.mcc.json"));
+    const json& st = state["stages"].back();
+    CHECK(st["options"]["weight_zero_point"] == true);
+    CHECK(st["options"]["scale_search"] == false);
+    check_output(tmp, model, out, "rtn_u4", 0.98, true);
   }
   SUBCASE("gptq, uint4 with zero points, com.microsoft.MatMulNBits, calibrated") {
     mcc::test::write_weight_only_samples(tmp.path / "calib", 12, 40);

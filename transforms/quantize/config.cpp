@@ -18,7 +18,9 @@ ir::DType parse_activation_type(const std::string& s) {
 
 bool power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-/// The weight-only options; each set away from its default without mode=weight_only is a UsageError.
+/// The weight-only options; each set away from its default without mode=weight_only is a UsageError,
+/// except weight_zero_point and scale_search: their defaults changed, and states recorded before
+/// spell the old ones (both values do nothing outside mode=weight_only).
 void read_weight_only(const Options& o, Config& c) {
   WeightOnlyConfig& w = c.weight_only_cfg;
   w.bits = static_cast<int>(o.get_int("bits"));
@@ -34,10 +36,9 @@ void read_weight_only(const Options& o, Config& c) {
   const std::string& format = written == "target" ? c.target->weight_format : written;
   if (!c.weight_only) {
     const WeightOnlyConfig d;
-    if (w.bits != d.bits || w.block_size != d.block_size || w.zero_point != d.zero_point || w.gptq ||
-        w.scale_search != d.scale_search ||
+    if (w.bits != d.bits || w.block_size != d.block_size || w.gptq ||
         w.damp != d.damp || w.act_order || w.lazy_block != d.lazy_block || written == "matmul_nbits")
-      throw UsageError("quantize: bits, block_size, weight_zero_point, scale_search, algorithm, gptq_* and weight_format "
+      throw UsageError("quantize: bits, block_size, algorithm, gptq_* and weight_format "
                        "need mode=weight_only");
     return;
   }

@@ -17,8 +17,8 @@ namespace mcc::transforms::quantize {
 struct WeightOnlyConfig {
   int bits = 4;                   // 4 or 8
   int64_t block_size = 32;        // power of two >= 16, along the MatMul weight's K axis
-  bool zero_point = false;        // asymmetric blocks (uint4/uint8 with zero points), else symmetric
-  bool scale_search = true;       // each block's range searched for the least rounding error
+  bool zero_point = true;         // asymmetric blocks (uint4/uint8 with zero points), else symmetric
+  bool scale_search = false;      // each block's range searched for the least rounding error
   bool gptq = false;              // algorithm=gptq (else rtn)
   double damp = 0.01;             // GPTQ: fraction of the mean Hessian diagonal added to it
   bool act_order = false;         // GPTQ: rows in order of decreasing Hessian diagonal

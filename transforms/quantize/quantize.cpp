@@ -280,11 +280,13 @@ class QuantizePass : public Pass {
             {"bits", OptionType::Int, "4", "mode=weight_only: bits per weight (4 or 8)", {}},
             {"block_size", OptionType::Int, "32",
              "mode=weight_only: weights per scale along the MatMul weight's K axis (a power of two >= 16)", {}},
-            {"weight_zero_point", OptionType::Bool, "false",
-             "mode=weight_only: asymmetric blocks with zero points (uint4/uint8), else symmetric (int4/int8)", {}},
-            {"scale_search", OptionType::Bool, "true",
+            {"weight_zero_point", OptionType::Bool, "true",
+             "mode=weight_only: asymmetric blocks with zero points (uint4/uint8, ONNX Runtime MatMulNBitsQuantizer's "
+             "default), else symmetric (int4/int8)", {}, "false"},
+            {"scale_search", OptionType::Bool, "false",
              "mode=weight_only: choose each block's range (shrunk by 1..0.6, or the int4 -8 code for the largest "
-             "magnitude) by the least squared rounding error, else the full range", {}},
+             "magnitude) by the least squared rounding error, else the full range (default: lower weight error, "
+             "but clipping each block's largest weights costs an LLM perplexity)", {}, "true"},
             {"algorithm", OptionType::String, "rtn",
              "mode=weight_only: rtn (round to nearest) or gptq (rounding that compensates each row's error on "
              "the rows not yet quantized, from the Hessian of the layer inputs on calibration data)", {"rtn", "gptq"}},

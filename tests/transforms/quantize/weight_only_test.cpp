@@ -12,8 +12,11 @@
 #include "support/paths.h"
 #include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/gptq.h"
+#include "transforms/quantize/quantize.h"
 #include "transforms/quantize/quantize_test_util.h"
 #include "transforms/quantize/weight_only_block.h"
+#include "transforms/pipeline/pass_registry.h"
+#include "transforms/pipeline/pipeline.h"
 
 using namespace mcc;
 using namespace mcc::transforms::quantize;
@@ -133,7 +136,7 @@ TEST_CASE("gptq: lower proxy loss than RTN on correlated inputs; equal to RTN on
 TEST_CASE("quantize mode=weight_only rtn: int4 blocks behind DequantizeLinear(block_size), opset 21, replay") {
   ir::Model m = test::weight_only_block();
   const ir::Model ref = test::weight_only_block();
-  const auto res = test::run_quantize(m, {{"mode", "weight_only"}, {"block_size", "16"}});
+  const auto res = test::run_quantize(m, {{"mode", "weight_only"}, {"block_size", "16"}, {"weight_zero_point", "false"}});
   CHECK(m.opset("") == 21);
   CHECK(m.ir_version == 10);
   CHECK(test::count_ops(m, "DequantizeLinear") == 2);  // M and W
@@ -233,7 +236,14 @@ TEST_CASE("quantize mode=weight_only: uint4 with zero points, int8 blocks, and t
   SUBCASE("bits=8") {
     ir::Model m = test::weight_only_block();
     test::run_quantize(m, {{"mode", "weight_only"}, {"bits", "8"}, {"block_size", "64"}});
+    CHECK(m.graph->find_value("W_quantized")->initializer->dtype() == ir::DType::U8);  // zero points by default
+    CHECK(m.graph->find_value("W_scale")->initializer->dims() == std::vector<int64_t>{1, 40});
+  }
+  SUBCASE("bits=8 weight_zero_point=false") {
+    ir::Model m = test::weight_only_block();
+    test::run_quantize(m, {{"mode", "weight_only"}, {"bits", "8"}, {"block_size", "64"}, {"weight_zero_point", "false"}});
     CHECK(m.graph->find_value("W_quantized")->initializer->dtype() == ir::DType::I8);
+    CHECK(m.graph->find_value("W_zero_point") == nullptr);
     CHECK(m.graph->find_value("W_scale")->initializer->dims() == std::vector<int64_t>{1, 40});
   }
   SUBCASE("weight_format=matmul_nbits: MatMulNBits nodes keep the MatMul names and outputs; opset unchanged") {
@@ -261,6 +271,58 @@ TEST_CASE("quantize mode=weight_only: uint4 with zero points, int8 blocks, and t
     test::run_quantize(again, {{"mode", "weight_only"}}, &rec);
     CHECK(test::count_ops(again, "MatMulNBits") == 2);
   }
+}
+
+TEST_CASE("quantize mode=weight_only defaults: uint4 with zero points over each block's full range, no range search") {
+  // ONNX Runtime MatMulNBitsQuantizer's round to nearest (is_symmetric=False): per block,
+  // s = (max(0, hi) - min(0, lo)) / 15, z = round(-min(0, lo) / s). Clipping each block's largest
+  // weights for a lower squared error (scale_search) or symmetric int4 cost SmolLM2-135M at block
+  // 128 perplexity 36.5 -> 45.7 or 52.6 (fp32 23.7).
+  auto bytes_of = [](const ir::Model& model, const char* name) {
+    const auto b = model.graph->find_value(name)->initializer->bytes();
+    return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+  };
+  ir::Model m = test::weight_only_block();
+  const std::vector<float> w(m.graph->find_value("W")->initializer->data<float>().begin(),
+                             m.graph->find_value("W")->initializer->data<float>().end());
+  const auto res = test::run_quantize(m, {{"mode", "weight_only"}, {"block_size", "16"}});
+  REQUIRE(m.graph->find_value("W_quantized") != nullptr);
+  CHECK(m.graph->find_value("W_quantized")->initializer->dtype() == ir::DType::U4);
+  REQUIRE(m.graph->find_value("W_zero_point") != nullptr);
+  const json* pw = point(res.record, "W");
+  REQUIRE(pw != nullptr);
+  CHECK((*pw)["dtype"] == "u4");
+  const auto scale = m.graph->find_value("W_scale")->initializer->data<float>();
+  const std::vector<int32_t> zp = unpack_codes(bytes_of(m, "W_zero_point"), ir::DType::U4, 4 * 40);
+  for (int64_t b = 0; b < 4; ++b)
+    for (int64_t n = 0; n < 40; ++n) {
+      float lo = 0, hi = 0;
+      for (int64_t k = b * 16; k < b * 16 + 16; ++k) lo = std::min(lo, w[k * 40 + n]), hi = std::max(hi, w[k * 40 + n]);
+      const float s = static_cast<float>((static_cast<double>(hi) - lo) / 15);
+      CHECK(scale[b * 40 + n] == s);
+      CHECK(zp[b * 40 + n] == static_cast<int32_t>(std::nearbyint(-static_cast<double>(lo) / s)));
+    }
+  // The same as asking for it, and unlike the range search.
+  ir::Model full = test::weight_only_block(), searched = test::weight_only_block();
+  test::run_quantize(full, {{"mode", "weight_only"}, {"block_size", "16"}, {"weight_zero_point", "true"}, {"scale_search", "false"}});
+  test::run_quantize(searched, {{"mode", "weight_only"}, {"block_size", "16"}, {"scale_search", "true"}});
+  CHECK(bytes_of(full, "W_scale") == bytes_of(m, "W_scale"));
+  CHECK(bytes_of(full, "W_quantized") == bytes_of(m, "W_quantized"));
+  CHECK(bytes_of(searched, "W_scale") != bytes_of(m, "W_scale"));
+}
+
+TEST_CASE("quantize: a recorded pipeline without weight_zero_point/scale_search means the old symmetric searched blocks") {
+  transforms::PassRegistry r;
+  r.add(transforms::quantize::make_pass);
+  const auto fresh = transforms::Pipeline::parse("quantize{mode=weight_only}", r);
+  const auto old = transforms::Pipeline::parse_recorded("quantize{mode=weight_only}", r);
+  CHECK(fresh.stages().at(0).options.get_bool("weight_zero_point"));
+  CHECK_FALSE(fresh.stages().at(0).options.get_bool("scale_search"));
+  CHECK_FALSE(old.stages().at(0).options.get_bool("weight_zero_point"));
+  CHECK(old.stages().at(0).options.get_bool("scale_search"));
+  // Static and dynamic states recorded before the change spell the old defaults: still accepted.
+  ir::Model m = test::weight_only_block();
+  CHECK_NOTHROW(test::run_quantize(m, {{"mode", "dynamic"}, {"weight_zero_point", "false"}, {"scale_search", "true"}}));
 }
 
 TEST_CASE("quantize mode=weight_only: option checks") {
