@@ -248,7 +248,7 @@ void add_eval_command(CLI::App& app, CommandSlot& slot) {
                   "bf16 1.05, int8/int4 1.3)")->check(CLI::PositiveNumber);
   sub->add_option("--min-token-agreement", o->min_token_agreement,
                   "Causal-LM logits: least share of positions whose top-1 next token equals the reference's "
-                  "(default: fp32 0.99, fp16 0.95, bf16 0.9, int8/int4 0.7)")->check(CLI::Range(0.0, 1.0));
+                  "(default: fp32 0.99, fp16 0.95, bf16 0.9, int8/int4 0.6)")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--max-kl", o->max_kl, "Causal-LM logits: judge the mean KL divergence from the reference too")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--save-outputs", o->save_outputs, "Write each sample's outputs to DIR/<sample>/output_K.npy");

@@ -68,6 +68,9 @@ constexpr StageFlag kStageFlags[] = {
      .help = "--mode dynamic: per_token (each row's own run-time range) or per_tensor (one per activation, ONNX "
              "Runtime quantize_dynamic's form)"},
     {.flag = "--bits", .key = "bits", .help = "--mode weight_only: bits per weight, 4 or 8"},
+    {.flag = "--ratio", .key = "ratio",
+     .help = "--mode weight_only --bits 4: least share of weight elements at 4 bits; the costliest weights become 8-bit "
+             "(e.g. 0.8)"},
     {.flag = "--block-size", .key = "block_size", .help = "--mode weight_only: weights per scale along K (power of two >= 16)"},
     {.flag = "--algorithm", .key = "algorithm", .help = "--mode weight_only: rtn (round to nearest, no data) or gptq (needs --calib)"},
     {.flag = "--weight-zero-point", .key = "weight_zero_point",

@@ -17,14 +17,16 @@
 namespace mcc::judge {
 
 struct SequenceBudget {
-  double max_perplexity_ratio = 1.3, min_token_agreement = 0.7;
+  double max_perplexity_ratio = 1.3, min_token_agreement = 0.6;
   double max_kl = 0.25;
   /// Metrics judged: "perplexity", "token-agreement", "kl"; the others are reported.
   std::set<std::string> judged{"perplexity", "token-agreement"};
 };
 
 /// The budget of a precision class (judge::model_precision): fp32 1.001 / 0.99 / kl 1e-4,
-/// fp16 1.01 / 0.95 / 0.01, bf16 1.05 / 0.9 / 0.05, int8 (and int4) 1.3 / 0.7 / 0.25.
+/// fp16 1.01 / 0.95 / 0.01, bf16 1.05 / 0.9 / 0.05, int8 (and int4) 1.3 / 0.6 / 0.25.
+/// Measured on SmolLM2-135M: good W8A8 (perplexity 1.04x) agrees on 0.85 of next tokens, good
+/// mixed int4 (1.27x) on 0.69, W8A8 with per-tensor activations (1.78x, broken) on 0.58.
 SequenceBudget default_sequence_budget(const std::string& profile);
 
 /// [{output, metric, value, interval: [lo, hi], threshold, verdict, tokens, samples, ...}].

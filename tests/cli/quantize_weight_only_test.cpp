@@ -117,6 +117,38 @@ TEST_CASE("quantize --mode weight_only: int4 RTN (QDQ, opset 21) and GPTQ as Mat
     CHECK((*q)["record"]["gptq"]["losses"].size() == 2);
     check_output(tmp, model, out, "gptq", 0.98, false);
   }
+  SUBCASE("--ratio 0.5: the layer writing a graph output 8-bit, the rest by cost; 8-bit MatMulNBits runs") {
+    const std::string out = (tmp.path / "mixed.onnx").string();
+    const auto r = run_mcc({"quantize", model, "-o", out, "--mode", "weight_only", "--ratio", "0.5", "--block-size", "16",
+                            "--weight-format", "matmul_nbits"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const json state = json::parse(mcc::test::slurp(tmp.path / "mixed.mcc.json"));
+    const json* q = nullptr;
+    for (const auto& st : state["stages"])
+      if (st["pass"] == "quantize") q = &st;
+    REQUIRE(q != nullptr);
+    const json& mixed = (*q)["record"]["mixed_bits"];
+    CHECK(mixed["ratio"] == 0.5);
+    CHECK(mixed["output_layers_8bit"] == json::array({"W"}));  // proj writes the graph output Y
+    REQUIRE(mixed["weights"].size() == 1);                     // M alone competes: 1024 elements, none fit in 512
+    CHECK(mixed["weights"][0]["bits"] == 4);
+    std::map<std::string, std::string> dtypes;
+    for (const auto& p : (*q)["record"]["points"]) dtypes[p["tensor"].get<std::string>()] = p["dtype"].get<std::string>();
+    CHECK(dtypes["W"] == "u8");
+    CHECK(dtypes["M"] == "u4");
+    check_output(tmp, model, out, "mixed", 0.98, false);
+  }
+  SUBCASE("--ratio needs bits 4 and a share in [0, 1]") {
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--ratio", "1.5"}, {"--ratio", "0.5", "--bits", "8"}}) {
+      std::vector<std::string> args{"quantize", model, "-o", (tmp.path / "bad.onnx").string(), "--mode", "weight_only"};
+      args.insert(args.end(), extra.begin(), extra.end());
+      const auto r = run_mcc(args);
+      CHECK(r.code == 2);
+      CHECK(r.err.find("ratio") != std::string::npos);
+      CHECK_FALSE(fs::exists(tmp.path / "bad.onnx"));
+    }
+  }
   SUBCASE("--algorithm gptq without --calib is a usage error that writes nothing") {
     const std::string out = (tmp.path / "none.onnx").string();
     const auto r = run_mcc({"quantize", model, "-o", out, "--mode", "weight_only", "--algorithm", "gptq"});

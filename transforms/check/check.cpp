@@ -88,7 +88,7 @@ class CheckPass : public Pass {
              "With labels: most top-1 accuracy drop in points against the input model (negative: report only)", {}},
             {"max_perplexity_ratio", OptionType::Float, "1.3",
              "Causal-LM logits: most perplexity relative to the input model, over the samples' tokens", {}},
-            {"min_token_agreement", OptionType::Float, "0.7",
+            {"min_token_agreement", OptionType::Float, "0.6",
              "Causal-LM logits: least share of positions whose top-1 next token equals the input model's", {}},
         }};
     return kInfo;

@@ -32,17 +32,20 @@ void read_weight_only(const Options& o, Config& c) {
   w.damp = o.get_float("gptq_damp");
   w.act_order = o.get_bool("gptq_act_order");
   w.lazy_block = o.get_int("gptq_block");
+  w.ratio = o.get_float("ratio");
   const std::string& written = o.get_string("weight_format");
   const std::string& format = written == "target" ? c.target->weight_format : written;
   if (!c.weight_only) {
     const WeightOnlyConfig d;
-    if (w.bits != d.bits || w.block_size != d.block_size || w.gptq ||
+    if (w.bits != d.bits || w.block_size != d.block_size || w.gptq || w.ratio != d.ratio ||
         w.damp != d.damp || w.act_order || w.lazy_block != d.lazy_block || written == "matmul_nbits")
-      throw UsageError("quantize: bits, block_size, algorithm, gptq_* and weight_format "
+      throw UsageError("quantize: bits, block_size, ratio, algorithm, gptq_* and weight_format "
                        "need mode=weight_only");
     return;
   }
   if (w.bits != 4 && w.bits != 8) throw UsageError("quantize: bits must be 4 or 8, got " + std::to_string(w.bits));
+  if (!(w.ratio >= 0 && w.ratio <= 1)) throw UsageError("quantize: ratio is a share in [0, 1]");
+  if (w.ratio < 1 && w.bits != 4) throw UsageError("quantize: ratio < 1 mixes 4- and 8-bit weights: it needs bits=4");
   if (w.block_size < 16 || !power_of_two(w.block_size))
     throw UsageError("quantize: block_size must be a power of two >= 16, got " + std::to_string(w.block_size));
   if (algorithm != "rtn" && algorithm != "gptq")

@@ -24,6 +24,7 @@ struct WeightOnlyConfig {
   bool act_order = false;         // GPTQ: rows in order of decreasing Hessian diagonal
   int64_t lazy_block = 128;       // GPTQ: rows updated together (lazy batch updates)
   bool matmul_nbits = false;      // weight_format=matmul_nbits: com.microsoft.MatMulNBits nodes
+  double ratio = 1;               // bits=4: least share of weight elements at 4 bits; the rest 8-bit (mixed_bits.h)
 };
 
 struct Config {

@@ -278,6 +278,9 @@ class QuantizePass : public Pass {
              "by row) or per_tensor (one run-time range per activation, ONNX Runtime quantize_dynamic's form)",
              {"per_token", "per_tensor"}, "per_tensor"},
             {"bits", OptionType::Int, "4", "mode=weight_only: bits per weight (4 or 8)", {}},
+            {"ratio", OptionType::Float, "1",
+             "mode=weight_only bits=4: least share of the weights' elements at 4 bits; the weights whose 4-bit "
+             "rounding costs most (weighted by calibration inputs under gptq) become 8-bit (NNCF's ratio)", {}},
             {"block_size", OptionType::Int, "32",
              "mode=weight_only: weights per scale along the MatMul weight's K axis (a power of two >= 16)", {}},
             {"weight_zero_point", OptionType::Bool, "true",
@@ -391,10 +394,13 @@ class QuantizePass : public Pass {
     require_weight_only_opset(model, cfg, plan);  // before any calibration work
     WeightOnlyResult wo = weight_only_points(model, sel, cfg, ctx);
     plan.points = wo.points.points;
-    int64_t bytes_before = 0;
+    int64_t bytes_before = 0, bytes_codes = 0;
     for (const QPoint& p : plan.points)
-      if (const ir::Value* v = model.graph->find_value(p.tensor); p.block_size > 0 && v && v->initializer)
-        bytes_before += static_cast<int64_t>(v->initializer->nbytes());
+      if (const ir::Value* v = model.graph->find_value(p.tensor); p.block_size > 0 && v && v->initializer) {
+        const auto nbytes = static_cast<int64_t>(v->initializer->nbytes());
+        bytes_before += nbytes;
+        bytes_codes += nbytes / 32 * (p.dtype == ir::DType::I4 || p.dtype == ir::DType::U4 ? 4 : 8);
+      }
     const Census census = layer_census(*model.graph, sel, wo.points);  // before apply_plan renames values
     apply_plan(model, plan);
     const WeightOnlyConfig& w = cfg.weight_only_cfg;
@@ -404,7 +410,7 @@ class QuantizePass : public Pass {
     res.stats["mode"] = "weight_only";
     res.stats["layers_weight_only"] = static_cast<int64_t>(sel.nodes.size());
     res.stats["weight_bytes_float"] = bytes_before;
-    res.stats["weight_bytes_quantized"] = bytes_before / 32 * w.bits;  // codes only; scales come on top
+    res.stats["weight_bytes_quantized"] = bytes_codes;  // codes only; scales come on top
     res.stats["embedding_tables"] = wo.points.embeddings;
     const json calibration = wo.gptq.contains("calibration") ? wo.gptq["calibration"] : json::object();
     json rec = stage_record({plan, calibration, matched, sel, ActivationRanges{}, wo.points, BiasCorrections{}, Measured{}, res.stats});
@@ -415,6 +421,7 @@ class QuantizePass : public Pass {
     out["algorithm"] = w.gptq ? "gptq" : "rtn";
     out["bits"] = w.bits;
     out["block_size"] = w.block_size;
+    if (!wo.mixed_bits.is_null()) out["mixed_bits"] = wo.mixed_bits;
     if (w.gptq) {
       json g = wo.gptq;
       g.erase("calibration");

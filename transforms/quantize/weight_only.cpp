@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/dynamic.h"
 #include "transforms/quantize/gptq.h"
+#include "transforms/quantize/mixed_bits.h"
 #include "transforms/quantize/opset.h"
 #include "transforms/quantize/policy.h"
 
@@ -112,7 +114,49 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
 
   WeightOnlyResult res;
   std::map<std::string, HessianAccumulator> hess;
-  if (wc.gptq) hess = collect_hessians(model, kept, cfg, ctx, res.gptq["calibration"], res.samples);
+  // Mixed bits weigh rounding errors by the calibration inputs when there are any.
+  const bool mixed = f.bits == 4 && wc.ratio < 1;
+  if (wc.gptq || (mixed && !cfg.calib.empty()))
+    hess = collect_hessians(model, kept, cfg, ctx, res.gptq["calibration"], res.samples);
+  // Mixed 4/8 bits: the weights whose 4-bit rounding costs most become 8-bit (mixed_bits.h).
+  std::set<std::string> eight_bit;
+  if (mixed) {
+    std::map<std::string, Eigen::VectorXd> mean_square;
+    std::vector<MixedBitsWeight> weights;
+    std::set<std::string> output_layers;  // weights of layers writing a graph output (an LM head): 8-bit, outside R
+    for (const Candidate& c : kept) {
+      const ir::Value* y = c.node->outputs.empty() ? nullptr : c.node->outputs[0];
+      const auto& outs = model.graph->outputs;
+      if (y && std::find(outs.begin(), outs.end(), y) != outs.end()) output_layers.insert(c.node->input(1)->name);
+    }
+    for (const Candidate& c : kept) {
+      const ir::Value& w = *c.node->input(1);
+      if (output_layers.count(w.name)) continue;
+      if (std::any_of(weights.begin(), weights.end(), [&](const MixedBitsWeight& m) { return m.name == w.name; })) continue;
+      if (!hess.empty()) {
+        Eigen::VectorXd d = Eigen::VectorXd::Zero(w.initializer->dims()[0]);
+        int64_t tokens = 0;
+        std::set<std::string> seen;
+        for (const Candidate& r : kept)
+          if (r.node->input(1) == &w && seen.insert(r.node->input(0)->name).second) {
+            const HessianAccumulator& h = hess.at(r.node->input(0)->name);
+            d += h.H.diagonal();
+            tokens += h.tokens;
+          }
+        mean_square[w.name] = tokens ? Eigen::VectorXd(d / static_cast<double>(tokens)) : d;
+      }
+      weights.push_back({w.name, &*w.initializer, nullptr});
+    }
+    for (auto& m : weights)
+      if (auto it = mean_square.find(m.name); it != mean_square.end()) m.mean_square = &it->second;
+    MixedBitsChoice choice = choose_eight_bit(weights, f, wc.ratio);
+    eight_bit = std::move(choice.eight_bit);
+    eight_bit.insert(output_layers.begin(), output_layers.end());
+    res.mixed_bits = std::move(choice.record);
+    res.mixed_bits["output_layers_8bit"] = output_layers;
+  }
+  BlockFormat f8 = f;
+  f8.bits = 8;
   GptqOptions go;
   go.damp = wc.damp;
   go.act_order = wc.act_order;
@@ -126,6 +170,7 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
       continue;
     }
     QPoint p;
+    const BlockFormat& fw = eight_bit.count(w.name) ? f8 : f;
     if (wc.gptq) {
       const ir::Tensor& t = *w.initializer;
       const int64_t K = t.dims()[0], N = t.dims()[1];
@@ -133,12 +178,12 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
       std::set<std::string> seen;  // each input once, whichever readers share it
       for (const Candidate& r : kept)
         if (r.node->input(1) == &w && seen.insert(r.node->input(0)->name).second) H += hess.at(r.node->input(0)->name).H;
-      GptqResult q = gptq_quantize(t.data<float>().data(), K, N, H, f, go);
+      GptqResult q = gptq_quantize(t.data<float>().data(), K, N, H, fw, go);
       p.tensor = w.name;
       p.role = Role::Weight;
-      p.dtype = f.dtype();
+      p.dtype = fw.dtype();
       p.axis = 0;
-      p.block_size = f.block_size;
+      p.block_size = fw.block_size;
       p.codes = pack_codes(q.q.codes, p.dtype);
       p.scale = std::move(q.q.scale);
       p.zero_point = std::move(q.q.zero_point);
@@ -146,7 +191,7 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
       losses.push_back({{"weight", w.name}, {"loss", q.loss}, {"rtn_loss", q.rtn_loss},
                         {"ratio", q.rtn_loss > 0 ? q.loss / q.rtn_loss : 1.0}});
     } else {
-      p = rtn_point(w, f);
+      p = rtn_point(w, fw);
     }
     p.consumers.push_back(node_label(*c.node));
     pts.weight[w.name] = pts.points.size();

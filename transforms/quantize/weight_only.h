@@ -10,6 +10,9 @@
 //                   tensor, shared by the layers reading it; a weight read by several layers sums
 //                   theirs) and GPTQ chooses codes that compensate rounding error. The codes are
 //                   recorded (base64, in the point), so --state replays without data.
+// ratio=R < 1 with bits=4 (quantize/mixed_bits.h): the weights whose 4-bit rounding costs most
+// (weighted by the calibration inputs' mean squares under gptq) become 8-bit blocks until at
+// most 1 - R of the elements are 8-bit; record.mixed_bits lists every weight's cost and bits.
 // The record adds, per weight, the proxy loss tr((W-Q)^T H (W-Q)) of GPTQ and of RTN on the same
 // calibration inputs (GPTQ only), and the stats count layers, weights and bytes.
 // Does not apply to: Gemm, Conv and other op types (listed as skipped), MatMul whose B is not a
@@ -32,6 +35,7 @@ struct WeightOnlyResult {
   Points points;
   nlohmann::ordered_json gptq = nlohmann::ordered_json::object();  // calibration and per-weight losses (GPTQ)
   int64_t samples = 0;
+  nlohmann::ordered_json mixed_bits;  // ratio < 1: the 8-bit choice and every weight's cost (mixed_bits.h)
 };
 
 /// The block-wise weight points of the selection (refused nodes move to sel.skipped), their
