@@ -81,6 +81,7 @@ Config read_config(const Options& o) {
   if (c.select.op_types.empty()) c.select.op_types.assign(c.target->op_types.begin(), c.target->op_types.end());
   c.select.need_quantized_output = c.target->need_quantized_output;
   c.select.same_scale_output = c.target->same_scale_output;
+  c.select.float_inputs_from = c.target->float_inputs_from;
   c.select.defaults.per_channel = o.get_bool("per_channel");
   // activation_type=target: the target's type for static activations (the run-time quantized
   // modes take uint8 and refuse anything else below).

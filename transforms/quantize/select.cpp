@@ -189,6 +189,11 @@ Selection select(ir::Model& model, const SelectConfig& cfg, NodeFilter& excludes
     for (int i : c.slots.activations) {
       const ir::Value* v = c.node->input(static_cast<size_t>(i));
       if (!v || v->initializer || is_dq_output(v)) continue;
+      if (v->producer && cfg.float_inputs_from.count(v->producer->op_type)) {
+        spdlog::debug("quantize: '{}' (from {}) stays float: the target cannot take it quantized", v->name,
+                      v->producer->op_type);
+        continue;
+      }
       auto [it, fresh] = index.emplace(v->name, sel.activations.size());
       if (fresh) {
         ActivationInfo a;

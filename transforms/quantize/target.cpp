@@ -24,6 +24,7 @@ const std::vector<Target>& targets() {
        .op_types = {"Add", "AveragePool", "Concat", "Conv", "ConvTranspose", "Gemm", "GlobalAveragePool", "MatMul"},
        .need_quantized_output = {},
        .same_scale_output = {"Concat"},
+       .float_inputs_from = {"Transpose"},
        .per_channel_activations = false,
        .activation = ir::DType::I8,
        .weight_format = "qdq"},

@@ -135,6 +135,26 @@ TEST_CASE("quantize target=openvino: symmetric int8 activations on the weighted 
   for (const auto& [name, p] : activation_points(ru.record)) CHECK(p["dtype"] == "u8");
 }
 
+TEST_CASE("quantize target=openvino: a Transpose output stays float where it feeds a MatMul; ort quantizes it") {
+  // X[1,8,16] -> Transpose(0,2,1) -> t [1,16,8] -> MatMul(W [8,4]) -> Y: the attention-head layout
+  // whose quantized Transpose outputs OpenVINO 2026.4 fails to compile (quantize/target.h).
+  auto build = [] {
+    ir::Model m = test::empty_model(13);
+    ir::Graph& g = *m.graph;
+    ir::Value& x = add_input(g, "X", {1, 8, 16});
+    auto& t = add_node(g, "Transpose", "tr", {&x}, {"t"}, 13, {attr_ints("perm", {0, 2, 1})});
+    auto& y = add_node(g, "MatMul", "mm", {t.outputs[0], &add_random_init(g, "W", {8, 4}, 5)}, {"Y"}, 13);
+    test::mark_output(g, *y.outputs[0]);
+    return m;
+  };
+  ir::Model m = build(), o = build();
+  test::CalibDir calib({1, 8, 16}, 6, 330);
+  const auto ov = run_quantize(m, {{"calib", calib.path()}, {"target", "openvino"}});
+  CHECK_FALSE(activation_points(ov.record).count("t"));
+  const auto ort = run_quantize(o, {{"calib", calib.path()}, {"target", "ort"}});
+  CHECK(activation_points(ort.record).count("t"));
+}
+
 TEST_CASE("quantize: depthwise inputs get per-channel scales with target=generic only") {
   // X[1,3,6,6]: channels 0 and 1 in [0, 1], channel 2 in [0, 200] -> a depthwise conv.
   test::TempDir dir{"mcc-calib-dw"};
