@@ -415,7 +415,11 @@ Kernel make_conv(const ir::Node& node) {
                                                       : node.outputs[0]->shape.static_dims().value_or(std::vector<int64_t>{}));
     if (!t.empty()) wt = std::make_shared<const std::vector<float>>(std::move(t));
   }
-  return [attrs, group, wt](KernelContext& ctx) {
+  // A constant f16 weight widened to f32 once, not on every run.
+  std::shared_ptr<const std::vector<float>> w16;
+  if (const ir::Tensor* w = wv && !wv->is_graph_input ? constant_of(wv, ir::DType::F16) : nullptr)
+    w16 = std::make_shared<const std::vector<float>>(f16_values(*w));
+  return [attrs, group, wt, w16](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& x = ctx.in(0);
     const ir::Tensor& w = ctx.in(1);
@@ -435,13 +439,20 @@ Kernel make_conv(const ir::Node& node) {
                         has_b ? ctx.in(2).data<T>().data() : nullptr, y.mutable_data<T>().data(),
                         nullptr, std::is_same_v<T, float> && wt ? wt->data() : nullptr);
           } else {
-            const auto xf = values_as<float, T>(x), wf = values_as<float, T>(w);
+            const auto xf = values_as<float, T>(x);
+            std::vector<float> wconv;
+            if (!(std::is_same_v<T, f16> && w16)) wconv = values_as<float, T>(w);
+            const float* wp = wconv.empty() && w16 ? w16->data() : wconv.data();
             const std::vector<float> bf =
                 has_b ? values_as<float, T>(ctx.in(2)) : std::vector<float>{};
             std::vector<float> yf(static_cast<size_t>(y.numel()));
-            conv_run<float>(ctx, p, xf.data(), wf.data(), has_b ? bf.data() : nullptr, yf.data());
+            conv_run<float>(ctx, p, xf.data(), wp, has_b ? bf.data() : nullptr, yf.data());
             auto yo = y.mutable_data<T>();
-            for (size_t i = 0; i < yf.size(); ++i) yo[i] = T(yf[i]);
+            if constexpr (std::is_same_v<T, f16>) {
+              f32_to_f16(yf.data(), yo.data(), static_cast<int64_t>(yf.size()));
+            } else {
+              for (size_t i = 0; i < yf.size(); ++i) yo[i] = T(yf[i]);
+            }
           }
         });
   };

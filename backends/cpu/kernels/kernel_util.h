@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/cpu/kernels/half_convert.h"
 
 namespace mcc::backends::cpu {
 
@@ -44,6 +45,7 @@ S cvt(T v) {
 /// A tensor's values as a vector of compute type S (f16/bf16 go through f32).
 template <class S, class T>
 std::vector<S> values_as(const ir::Tensor& t) {
+  if constexpr (std::is_same_v<S, float> && std::is_same_v<T, f16>) return f16_values(t);
   auto d = t.data<T>();
   std::vector<S> v(d.size());
   for (size_t i = 0; i < d.size(); ++i) v[i] = cvt<S>(d[i]);
