@@ -158,8 +158,13 @@ void same_type_op(KernelContext& ctx, const std::string& what, const LegacyBroad
   ir::dispatch<Ds...>(o.a->dtype(), what, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    ew::run_binary(ctx, o.plan, o.a->data<T>().data(), o.b->data<T>().data(), y_t.mutable_data<T>().data(),
-                   [&f](T x, T y) { return static_cast<T>(f(static_cast<C>(x), static_cast<C>(y))); }, cost);
+    if constexpr (std::is_same_v<T, f16>) {
+      ew::run_binary_f16(ctx, o.plan, o.a->data<T>().data(), o.b->data<T>().data(), y_t.mutable_data<T>().data(),
+                         [&f](float x, float y) { return f(x, y); }, cost);
+    } else {
+      ew::run_binary(ctx, o.plan, o.a->data<T>().data(), o.b->data<T>().data(), y_t.mutable_data<T>().data(),
+                     [&f](T x, T y) { return static_cast<T>(f(static_cast<C>(x), static_cast<C>(y))); }, cost);
+    }
   });
 }
 

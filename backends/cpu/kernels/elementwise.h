@@ -163,6 +163,39 @@ void run_binary(const KernelContext& ctx, const BroadcastPlan& p, const TA* a, c
   });
 }
 
+/// run_binary for f16 storage: each contiguous run widened to f32 in blocks (half_convert.h),
+/// fc(float, float) applied, the result rounded back to f16: the values of run_binary with a
+/// widen / compute in f32 / narrow per element.
+template <class F>
+void run_binary_f16(const KernelContext& ctx, const BroadcastPlan& p, const f16* a, const f16* b, f16* y, const F& fc,
+                    int64_t cost = 1) {
+  if (p.numel == 0) return;
+  parallel_for_work(ctx, p.numel, cost, [&](int64_t begin, int64_t end) {
+    constexpr int64_t kChunk = 256;
+    float fa[kChunk], fb[kChunk], fy[kChunk];
+    int64_t row = begin / p.inner, col = begin % p.inner;
+    while (begin < end) {
+      int64_t offs[3];
+      p.row_offsets(row, offs);
+      const int64_t n = std::min(p.inner - col, end - begin);
+      const f16* pa = a + offs[0] + col * p.inner_stride[0];
+      const f16* pb = b + offs[1] + col * p.inner_stride[1];
+      const float av = static_cast<float>(*pa), bv = static_cast<float>(*pb);
+      for (int64_t s = 0; s < n; s += kChunk) {
+        const int64_t m = std::min(kChunk, n - s);
+        if (p.inner_stride[0]) f16_to_f32(pa + s, fa, m);
+        if (p.inner_stride[1]) f16_to_f32(pb + s, fb, m);
+        for (int64_t i = 0; i < m; ++i)
+          fy[i] = static_cast<float>(fc(p.inner_stride[0] ? fa[i] : av, p.inner_stride[1] ? fb[i] : bv));
+        f32_to_f16(fy, y + begin + s, m);
+      }
+      begin += n;
+      ++row;
+      col = 0;
+    }
+  });
+}
+
 /// Runs y[i] = f(c[ic], a[ia], b[ib]) over a 3-input plan.
 template <class TC, class TA, class TB, class TY, class F>
 void run_ternary(const KernelContext& ctx, const BroadcastPlan& p, const TC* c, const TA* a,

@@ -1,7 +1,8 @@
 // Bulk f16 <-> f32 conversion for kernels that store f16 and compute in f32 (STYLE 4.6): 16
 // values per instruction on AVX-512 builds (vcvtph2ps / vcvtps2ph, round to nearest even), 8 on
 // F16C-only builds, the scalar Eigen conversion for the tail and elsewhere. The bits equal Eigen's
-// scalar conversion, which uses the same instructions (F16C) or the same rounding (software).
+// scalar conversion (same round to nearest even), except that a signalling f16 NaN widens to a
+// quiet one (the instructions set the quiet bit; sign and payload are kept), in the tail too.
 // bf16 and other types are not handled here (their kernels keep the scalar path).
 #pragma once
 #include <cstdint>

@@ -71,9 +71,17 @@ void unary_float(KernelContext& ctx, const std::string& what, const Op& op, int6
         float bx[kBlock], by[kBlock];
         for (int64_t s = b; s < e; s += kBlock) {
           const int64_t m = std::min(kBlock, e - s);
-          for (int64_t i = 0; i < m; ++i) bx[i] = static_cast<float>(x[s + i]);
+          if constexpr (std::is_same_v<T, f16>) {
+            f16_to_f32(x + s, bx, m);
+          } else {
+            for (int64_t i = 0; i < m; ++i) bx[i] = static_cast<float>(x[s + i]);
+          }
           op(static_cast<const float*>(bx), by, m);
-          for (int64_t i = 0; i < m; ++i) y[s + i] = T(by[i]);
+          if constexpr (std::is_same_v<T, f16>) {
+            f32_to_f16(by, y + s, m);
+          } else {
+            for (int64_t i = 0; i < m; ++i) y[s + i] = T(by[i]);
+          }
         }
       } else {
         op(x + b, y + b, e - b);
