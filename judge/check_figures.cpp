@@ -86,32 +86,37 @@ json budget_figures(const std::vector<OutputAgreement>& outputs, const Budget& b
   return checks;
 }
 
-std::string missed_figures(const json& checks) {
+namespace {
+
+/// The figures of one verdict, each described by `describe`, joined with "; ".
+template <class D>
+std::string figures_with_verdict(const json& checks, const char* verdict, const D& describe) {
   std::string s;
   for (const auto& c : checks) {
-    if (c["verdict"] != "fail") continue;
+    if (c["verdict"] != verdict) continue;
     const std::string metric = c["metric"].get<std::string>();
     const bool at_most = metric == "top1_drop_points" || metric == "perplexity_ratio" || metric == "kl_mean";
     s += (s.empty() ? "" : "; ") + std::string("output '") + c["output"].get<std::string>() + "' " + metric + " " +
-         fmt(c["value"].get<double>()) + (at_most ? " > " : " < ") + fmt(c["threshold"].get<double>());
+         fmt(c["value"].get<double>()) + describe(c, at_most);
   }
   return s;
 }
 
+}  // namespace
+
+std::string missed_figures(const json& checks) {
+  return figures_with_verdict(checks, "fail", [](const json& c, bool at_most) {
+    return (at_most ? " > " : " < ") + fmt(c["threshold"].get<double>());
+  });
+}
+
 std::string undecided_figures(const json& checks) {
-  std::string s;
-  for (const auto& c : checks) {
-    if (c["verdict"] != "undecided") continue;
-    const std::string metric = c["metric"].get<std::string>();
-    const bool at_most = metric == "perplexity_ratio" || metric == "kl_mean";
-    s += (s.empty() ? "" : "; ") + std::string("output '") + c["output"].get<std::string>() + "' " + metric + " " +
-         fmt(c["value"].get<double>()) + (at_most ? " <= " : " >= ") + fmt(c["threshold"].get<double>()) + " but its " +
-         interval_text(c) + " on " +
-         (c.contains("tokens") ? std::to_string(c["tokens"].get<int64_t>()) + " token(s)"
-                               : std::to_string(c["samples"].get<int>()) + " sample(s)") +
-         " reaches past it";
-  }
-  return s;
+  return figures_with_verdict(checks, "undecided", [](const json& c, bool at_most) {
+    return (at_most ? " <= " : " >= ") + fmt(c["threshold"].get<double>()) + " but its " + interval_text(c) + " on " +
+           (c.contains("tokens") ? std::to_string(c["tokens"].get<int64_t>()) + " token(s)"
+                                 : std::to_string(c["samples"].get<int>()) + " sample(s)") +
+           " reaches past it";
+  });
 }
 
 }  // namespace mcc::judge

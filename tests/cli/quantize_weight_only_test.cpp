@@ -69,6 +69,13 @@ void check_output(const mcc::test::TempDir& tmp, const std::string& model, const
   CHECK(ev.code == 0);
 }
 
+/// The quantize stage's entry of a state; null when there is none.
+const json* quantize_stage(const json& state) {
+  for (const auto& st : state["stages"])
+    if (st["pass"] == "quantize") return &st;
+  return nullptr;
+}
+
 }  // namespace
 
 TEST_CASE("quantize --mode weight_only: int4 RTN (QDQ, opset 21) and GPTQ as MatMulNBits: ONNX Runtime, cpu, replay") {
@@ -109,9 +116,7 @@ TEST_CASE("quantize --mode weight_only: int4 RTN (QDQ, opset 21) and GPTQ as Mat
     INFO(r.err);
     REQUIRE(r.code == 0);
     const json state = json::parse(mcc::test::slurp(tmp.path / "gptq.mcc.json"));
-    const json* q = nullptr;
-    for (const auto& st : state["stages"])
-      if (st["pass"] == "quantize") q = &st;
+    const json* q = quantize_stage(state);
     REQUIRE(q != nullptr);
     CHECK((*q)["record"]["weight_format"] == "matmul_nbits");
     CHECK((*q)["record"]["gptq"]["losses"].size() == 2);
@@ -124,9 +129,7 @@ TEST_CASE("quantize --mode weight_only: int4 RTN (QDQ, opset 21) and GPTQ as Mat
     INFO(r.err);
     REQUIRE(r.code == 0);
     const json state = json::parse(mcc::test::slurp(tmp.path / "mixed.mcc.json"));
-    const json* q = nullptr;
-    for (const auto& st : state["stages"])
-      if (st["pass"] == "quantize") q = &st;
+    const json* q = quantize_stage(state);
     REQUIRE(q != nullptr);
     const json& mixed = (*q)["record"]["mixed_bits"];
     CHECK(mixed["ratio"] == 0.5);

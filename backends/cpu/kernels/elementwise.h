@@ -130,20 +130,32 @@ inline BroadcastPlan make_plan(const std::vector<int64_t>& out,
   return p;
 }
 
+/// Walks [begin, end) of a plan's output one contiguous run at a time: run(offs, col, n, begin)
+/// with the inputs' row offsets, the run's first column, its length and its first output index.
+template <class R>
+void for_each_run(const BroadcastPlan& p, int64_t begin, int64_t end, const R& run) {
+  int64_t row = begin / p.inner, col = begin % p.inner;
+  while (begin < end) {
+    int64_t offs[3];
+    p.row_offsets(row, offs);
+    const int64_t n = std::min(p.inner - col, end - begin);
+    run(offs, col, n, begin);
+    begin += n;
+    ++row;
+    col = 0;
+  }
+}
+
 /// Runs y[i] = f(a[ia], b[ib]) over a plan (parallel over the output). f works on storage types.
 template <class TA, class TB, class TY, class F>
 void run_binary(const KernelContext& ctx, const BroadcastPlan& p, const TA* a, const TB* b, TY* y,
                 const F& f, int64_t cost = 1) {
   if (p.numel == 0) return;
   parallel_for_work(ctx, p.numel, cost, [&](int64_t begin, int64_t end) {
-    int64_t row = begin / p.inner, col = begin % p.inner;
-    while (begin < end) {
-      int64_t offs[3];
-      p.row_offsets(row, offs);
-      const int64_t n = std::min(p.inner - col, end - begin);
+    for_each_run(p, begin, end, [&](const int64_t* offs, int64_t col, int64_t n, int64_t first) {
       const TA* pa = a + offs[0] + col * p.inner_stride[0];
       const TB* pb = b + offs[1] + col * p.inner_stride[1];
-      TY* py = y + begin;
+      TY* py = y + first;
       if (p.inner_stride[0] && p.inner_stride[1]) {
         for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
       } else if (p.inner_stride[0]) {
@@ -156,10 +168,7 @@ void run_binary(const KernelContext& ctx, const BroadcastPlan& p, const TA* a, c
         const TY v = f(*pa, *pb);
         for (int64_t i = 0; i < n; ++i) py[i] = v;
       }
-      begin += n;
-      ++row;
-      col = 0;
-    }
+    });
   });
 }
 
@@ -173,11 +182,7 @@ void run_binary_f16(const KernelContext& ctx, const BroadcastPlan& p, const f16*
   parallel_for_work(ctx, p.numel, cost, [&](int64_t begin, int64_t end) {
     constexpr int64_t kChunk = 256;
     float fa[kChunk], fb[kChunk], fy[kChunk];
-    int64_t row = begin / p.inner, col = begin % p.inner;
-    while (begin < end) {
-      int64_t offs[3];
-      p.row_offsets(row, offs);
-      const int64_t n = std::min(p.inner - col, end - begin);
+    for_each_run(p, begin, end, [&](const int64_t* offs, int64_t col, int64_t n, int64_t first) {
       const f16* pa = a + offs[0] + col * p.inner_stride[0];
       const f16* pb = b + offs[1] + col * p.inner_stride[1];
       const float av = static_cast<float>(*pa), bv = static_cast<float>(*pb);
@@ -187,12 +192,9 @@ void run_binary_f16(const KernelContext& ctx, const BroadcastPlan& p, const f16*
         if (p.inner_stride[1]) f16_to_f32(pb + s, fb, m);
         for (int64_t i = 0; i < m; ++i)
           fy[i] = static_cast<float>(fc(p.inner_stride[0] ? fa[i] : av, p.inner_stride[1] ? fb[i] : bv));
-        f32_to_f16(fy, y + begin + s, m);
+        f32_to_f16(fy, y + first + s, m);
       }
-      begin += n;
-      ++row;
-      col = 0;
-    }
+    });
   });
 }
 
@@ -202,25 +204,18 @@ void run_ternary(const KernelContext& ctx, const BroadcastPlan& p, const TC* c, 
                  const TB* b, TY* y, const F& f) {
   if (p.numel == 0) return;
   parallel_for_work(ctx, p.numel, 1, [&](int64_t begin, int64_t end) {
-    int64_t row = begin / p.inner, col = begin % p.inner;
     const int64_t s0 = p.inner_stride[0], s1 = p.inner_stride[1], s2 = p.inner_stride[2];
-    while (begin < end) {
-      int64_t offs[3];
-      p.row_offsets(row, offs);
-      const int64_t n = std::min(p.inner - col, end - begin);
+    for_each_run(p, begin, end, [&](const int64_t* offs, int64_t col, int64_t n, int64_t first) {
       const TC* pc = c + offs[0] + col * s0;
       const TA* pa = a + offs[1] + col * s1;
       const TB* pb = b + offs[2] + col * s2;
-      TY* py = y + begin;
+      TY* py = y + first;
       if (s0 && s1 && s2) {
         for (int64_t i = 0; i < n; ++i) py[i] = f(pc[i], pa[i], pb[i]);
       } else {
         for (int64_t i = 0; i < n; ++i) py[i] = f(pc[i * s0], pa[i * s1], pb[i * s2]);
       }
-      begin += n;
-      ++row;
-      col = 0;
-    }
+    });
   });
 }
 
