@@ -35,6 +35,7 @@
 #include "ir/sample_data.h"
 #include "judge/agreement.h"
 #include "judge/check_figures.h"
+#include "judge/verdict.h"
 #include "transforms/quantize/calibration.h"
 
 namespace fs = std::filesystem;
@@ -86,10 +87,12 @@ class CheckPass : public Pass {
             {"labels", OptionType::String, "", "Labels, one integer per sample (.npy or text); adds top-1 accuracy", {}},
             {"max_top1_drop", OptionType::Float, "-1",
              "With labels: most top-1 accuracy drop in points against the input model (negative: report only)", {}},
-            {"max_perplexity_ratio", OptionType::Float, "1.3",
-             "Causal-LM logits: most perplexity relative to the input model, over the samples' tokens", {}},
-            {"min_token_agreement", OptionType::Float, "0.6",
-             "Causal-LM logits: least share of positions whose top-1 next token equals the input model's", {}},
+            {"max_perplexity_ratio", OptionType::Float, "-1",
+             "Causal-LM logits: most perplexity relative to the input model, over the samples' tokens (-1: by the "
+             "model's precision: fp16 1.01, bf16 1.05, int8/int4 1.3)", {}},
+            {"min_token_agreement", OptionType::Float, "-1",
+             "Causal-LM logits: least share of positions whose top-1 next token equals the input model's (-1: by "
+             "the model's precision: fp16 0.95, bf16 0.9, int8/int4 0.6)", {}},
         }};
     return kInfo;
   }
@@ -106,13 +109,15 @@ class CheckPass : public Pass {
       return res;
     }
     const Options& o = ctx.options;
+    // Token budgets follow what the pipeline made (an fp16 LLM is held to fp16's), unless set.
     judge::Budget budget{o.get_float("min_cosine"), o.get_float("class_min_cosine"), o.get_float("min_top1"),
-                         o.get_float("max_top1_drop"), judge::default_sequence_budget("int8")};
-    budget.sequence.max_perplexity_ratio = o.get_float("max_perplexity_ratio");
-    budget.sequence.min_token_agreement = o.get_float("min_token_agreement");
-    if (budget.sequence.max_perplexity_ratio <= 0) throw UsageError("check: max_perplexity_ratio must be > 0");
-    if (budget.sequence.min_token_agreement < 0 || budget.sequence.min_token_agreement > 1)
-      throw UsageError("check: min_token_agreement is a fraction in [0, 1]");
+                         o.get_float("max_top1_drop"), judge::default_sequence_budget(judge::model_precision(model))};
+    const double max_ratio = o.get_float("max_perplexity_ratio"), min_agree = o.get_float("min_token_agreement");
+    if (max_ratio != -1 && !(max_ratio > 0)) throw UsageError("check: max_perplexity_ratio must be > 0 (or -1)");
+    if (min_agree != -1 && !(min_agree >= 0 && min_agree <= 1))
+      throw UsageError("check: min_token_agreement is a fraction in [0, 1] (or -1)");
+    if (max_ratio != -1) budget.sequence.max_perplexity_ratio = max_ratio;
+    if (min_agree != -1) budget.sequence.min_token_agreement = min_agree;
     if (budget.min_top1 < 0 || budget.min_top1 > 1) throw UsageError("check: min_top1 is a fraction in [0, 1]");
     if (o.get_int("holdout") < 0 || o.get_int("samples") < 0) throw UsageError("check: holdout and samples are >= 0");
     const std::string data = resolve(o.get_string("data"), ctx);
