@@ -17,8 +17,13 @@ int rank_of(const std::string& p) {
 }
 
 bool is_quantized_op(const ir::Node& n) {
-  static const char* kOps[] = {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul",
-                               "ConvInteger", "MatMulInteger", "DynamicQuantizeLinear"};
+  // ai.onnx, and ONNX Runtime's com.microsoft integer and block-quantized ops (MatMulNBits: int4/int8
+  // weight-only models).
+  static const char* kOps[] = {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger",
+                               "MatMulInteger", "DynamicQuantizeLinear", "MatMulNBits", "GatherBlockQuantized",
+                               "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "QGemm", "QLinearAdd", "QLinearMul",
+                               "QLinearConcat", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool",
+                               "QLinearGlobalAveragePool"};
   for (const char* op : kOps)
     if (n.op_type == op) return true;
   return false;
