@@ -160,7 +160,7 @@ void same_type_op(KernelContext& ctx, const std::string& what, const LegacyBroad
     using C = compute_t<T>;
     if constexpr (std::is_same_v<T, f16>) {
       ew::run_binary_f16(ctx, o.plan, o.a->data<T>().data(), o.b->data<T>().data(), y_t.mutable_data<T>().data(),
-                         [&f](float x, float y) { return f(x, y); }, cost);
+                         [&f](auto x, auto y) { return f(x, y); }, cost);  // generic: not checked for integer T
     } else {
       ew::run_binary(ctx, o.plan, o.a->data<T>().data(), o.b->data<T>().data(), y_t.mutable_data<T>().data(),
                      [&f](T x, T y) { return static_cast<T>(f(static_cast<C>(x), static_cast<C>(y))); }, cost);
