@@ -9,31 +9,17 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double round6(double v) { return std::round(v * 1e6) / 1e6; }
-
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
-
 json figure(const std::string& output, const std::string& metric, double value, double threshold, bool higher_is_better,
             int samples, Interval iv) {
-  const auto bound = [](double v) { return std::isfinite(v) ? json(round6(v)) : json(nullptr); };
   return json{{"output", output},
               {"metric", metric},
               {"value", round6(value)},
-              {"interval", json::array({bound(iv.lo), bound(iv.hi)})},
+              {"interval", interval_json(iv)},
               {"threshold", threshold},
               {"verdict", decide(value, iv, threshold, higher_is_better)},
               {"samples", samples}};
 }
 
-std::string interval_text(const json& f) {
-  const auto& iv = f["interval"];
-  const auto end = [](const json& v) { return v.is_number() ? fmt(v.get<double>()) : std::string("unbounded"); };
-  return "95% interval [" + end(iv[0]) + ", " + end(iv[1]) + "]";
-}
 
 }  // namespace
 
@@ -97,7 +83,7 @@ std::string figures_with_verdict(const json& checks, const char* verdict, const 
     const std::string metric = c["metric"].get<std::string>();
     const bool at_most = metric == "top1_drop_points" || metric == "perplexity_ratio" || metric == "kl_mean";
     s += (s.empty() ? "" : "; ") + std::string("output '") + c["output"].get<std::string>() + "' " + metric + " " +
-         fmt(c["value"].get<double>()) + describe(c, at_most);
+         figure_text(c["value"].get<double>()) + describe(c, at_most);
   }
   return s;
 }
@@ -106,13 +92,13 @@ std::string figures_with_verdict(const json& checks, const char* verdict, const 
 
 std::string missed_figures(const json& checks) {
   return figures_with_verdict(checks, "fail", [](const json& c, bool at_most) {
-    return (at_most ? " > " : " < ") + fmt(c["threshold"].get<double>());
+    return (at_most ? " > " : " < ") + figure_text(c["threshold"].get<double>());
   });
 }
 
 std::string undecided_figures(const json& checks) {
   return figures_with_verdict(checks, "undecided", [](const json& c, bool at_most) {
-    return (at_most ? " <= " : " >= ") + fmt(c["threshold"].get<double>()) + " but its " + interval_text(c) + " on " +
+    return (at_most ? " <= " : " >= ") + figure_text(c["threshold"].get<double>()) + " but its 95% interval " + interval_text(c["interval"]) + " on " +
            (c.contains("tokens") ? std::to_string(c["tokens"].get<int64_t>()) + " token(s)"
                                  : std::to_string(c["samples"].get<int>()) + " sample(s)") +
            " reaches past it";

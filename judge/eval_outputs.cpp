@@ -19,12 +19,11 @@ std::string missed(const nlohmann::ordered_json& figures) {
   for (const auto& f : figures) {
     const std::string v = f.value("verdict", "");
     if (v != "fail" && v != "undecided") continue;
-    char b[320];
-    std::snprintf(b, sizeof b, "output '%s' %s %.6g (threshold %.6g, 95%% interval [%.6g, %.6g], %lld tokens): %s",
-                  f["output"].get<std::string>().c_str(), f["metric"].get<std::string>().c_str(), f["value"].get<double>(), f["threshold"].get<double>(),
-                  f["interval"][0].get<double>(), f["interval"][1].get<double>(), f["tokens"].get<long long>(),
-                  v == "fail" ? "fails" : "undecided, too few tokens to tell");
-    s += (s.empty() ? "" : "; ") + std::string(b);
+    char b[160];
+    std::snprintf(b, sizeof b, "output '%s' %s %.6g (threshold %.6g, 95%% interval ", f["output"].get<std::string>().c_str(),
+                  f["metric"].get<std::string>().c_str(), f["value"].get<double>(), f["threshold"].get<double>());
+    s += (s.empty() ? "" : "; ") + std::string(b) + interval_text(f["interval"]) + ", " +
+         std::to_string(f["tokens"].get<int64_t>()) + " tokens): " + (v == "fail" ? "fails" : "undecided, too few tokens to tell");
   }
   return s;
 }

@@ -1,6 +1,8 @@
 // 95 % intervals and the three-way budget decision (see interval.h).
 #include "judge/interval.h"
 
+#include "judge/output_stats.h"
+
 #include <cmath>
 #include <limits>
 
@@ -31,6 +33,21 @@ std::string decide(double value, Interval iv, double threshold, bool higher_is_b
   if (!meets || std::isnan(value)) return "fail";
   const bool sure = higher_is_better ? iv.lo >= threshold : iv.hi <= threshold;
   return sure ? "pass" : "undecided";
+}
+
+double round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+nlohmann::ordered_json interval_json(Interval iv) {
+  const auto end = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(round6(v)) : nlohmann::ordered_json(nullptr); };
+  return nlohmann::ordered_json::array({end(iv.lo), end(iv.hi)});
+}
+
+std::string interval_text(const nlohmann::ordered_json& pair) {
+  const auto end = [](const nlohmann::ordered_json& v, const char* unbounded) {
+    return v.is_number() ? figure_text(v.get<double>()) : std::string(unbounded);
+  };
+  if (!pair.is_array() || pair.size() != 2) return "[-inf, inf]";
+  return "[" + end(pair[0], "-inf") + ", " + end(pair[1], "inf") + "]";
 }
 
 }  // namespace mcc::judge

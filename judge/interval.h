@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace mcc::judge {
 
 struct Interval {
@@ -34,5 +36,12 @@ Interval share_interval(int64_t k, int64_t n);
 
 /// "pass", "fail" or "undecided" (see the header comment).
 std::string decide(double value, Interval iv, double threshold, bool higher_is_better);
+
+/// A reported figure rounded to 6 decimals, so a recorded verdict reads the same on every machine.
+double round6(double v);
+/// An interval as a report holds it: [lo, hi], each end rounded (round6), an unbounded end null.
+nlohmann::ordered_json interval_json(Interval iv);
+/// "[lo, hi]" of interval_json's pair (%.6g; a null end reads -inf / inf).
+std::string interval_text(const nlohmann::ordered_json& pair);
 
 }  // namespace mcc::judge

@@ -3,10 +3,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace mcc::judge {
 
 double json_number(double v) { return std::isfinite(v) ? v : (v > 0 ? 1e308 : -1e308); }
+
+std::string figure_text(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
 
 void OutputStats::add(const backends::TensorMetrics& m) {
   ++samples;

@@ -39,5 +39,7 @@ struct OutputStats {
 
 /// +-inf as +-1e308, so the figures of JSON reports stay numbers (the HTML report reads them back).
 double json_number(double v);
+/// A figure as text reports and messages print it: six significant digits (printf "%.6g").
+std::string figure_text(double v);
 
 }  // namespace mcc::judge

@@ -10,13 +10,11 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double round6(double v) { return std::isfinite(v) ? std::round(v * 1e6) / 1e6 : json_number(v); }
-
 json figure(const std::string& output, const std::string& metric, double value, Interval iv, const SequenceStats& s) {
   return json{{"output", output},
               {"metric", metric},
-              {"value", round6(value)},
-              {"interval", json::array({round6(iv.lo), round6(iv.hi)})},
+              {"value", json_number(round6(value))},
+              {"interval", interval_json(iv)},
               {"tokens", s.tokens()},
               {"samples", s.samples()}};
 }
@@ -56,8 +54,8 @@ json sequence_figures(const std::string& output, const SequenceStats& s, const S
   json ppl = figure(output, "perplexity_ratio", s.perplexity_ratio(), s.perplexity_ratio_interval(), s);
   judge_figure(ppl, b.judged.count("perplexity") > 0, b.max_perplexity_ratio, false, s.perplexity_ratio(),
                s.perplexity_ratio_interval());
-  ppl["perplexity"] = round6(s.perplexity());
-  ppl["reference_perplexity"] = round6(s.reference_perplexity());
+  ppl["perplexity"] = json_number(round6(s.perplexity()));
+  ppl["reference_perplexity"] = json_number(round6(s.reference_perplexity()));
   out.push_back(std::move(ppl));
   json agree = figure(output, "token_agreement", s.token_agreement(), s.token_agreement_interval(), s);
   judge_figure(agree, b.judged.count("token-agreement") > 0, b.min_token_agreement, true, s.token_agreement(),

@@ -6,39 +6,35 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "ir/errors.h"
 
 namespace mcc::judge {
 namespace {
 
-/// Element i of an integer, bool or float tensor as an integer (0 for anything else).
-int64_t int_at(const ir::Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case ir::DType::I64: return t.data<int64_t>()[static_cast<size_t>(i)];
-    case ir::DType::I32: return t.data<int32_t>()[static_cast<size_t>(i)];
-    case ir::DType::U8:
-    case ir::DType::Bool: return static_cast<int64_t>(t.data<uint8_t>()[static_cast<size_t>(i)]);
-    case ir::DType::I8: return t.data<int8_t>()[static_cast<size_t>(i)];
-    case ir::DType::F32: return t.data<float>()[static_cast<size_t>(i)] != 0.0f ? 1 : 0;
-    default: return 0;
-  }
+/// A mask's or token ids' values as int64, converted once through ir::dispatch (a float mask
+/// counts any non-zero value as 1).
+std::vector<int64_t> int_values(const ir::Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  ir::dispatch<MCC_ALL_DTYPES>(t.dtype(), "a sequence input", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto d = t.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) {
+      if constexpr (std::is_integral_v<T>) v[i] = static_cast<int64_t>(d[i]);  // bool too
+      else v[i] = static_cast<float>(d[i]) != 0.0f ? 1 : 0;
+    }
+  });
+  return v;
 }
 
-bool integer_like(const ir::Tensor& t) {
-  switch (t.dtype()) {
-    case ir::DType::I64: case ir::DType::I32: case ir::DType::U8: case ir::DType::Bool: case ir::DType::I8:
-    case ir::DType::F32: return true;
-    default: return false;
-  }
-}
+/// Masks come as integers, bool or float32.
+bool mask_dtype(ir::DType dt) { return ir::info(dt).is_int || dt == ir::DType::Bool || dt == ir::DType::F32; }
 
 bool leading_dims_match(const ir::Tensor& out, const ir::Tensor& bt) {
   return bt.defined() && bt.rank() == 2 && out.rank() >= 2 && out.dims()[0] == bt.dims()[0] &&
          out.dims()[1] == bt.dims()[1];
 }
-
-bool kept(const SequenceFeeds& f, int64_t pos) { return !f.mask.defined() || int_at(f.mask, pos) != 0; }
 
 /// log-softmax of row x[0..v) into out (double), returns nothing; max-shifted.
 void log_softmax(const float* x, int64_t v, std::vector<double>& out) {
@@ -59,7 +55,7 @@ SequenceFeeds sequence_feeds(const std::vector<std::pair<std::string, ir::Tensor
   SequenceFeeds f;
   for (const auto& [name, t] : feeds) {
     if (name == "input_ids" && t.rank() == 2 && (t.dtype() == ir::DType::I64 || t.dtype() == ir::DType::I32)) f.ids = t;
-    if (name == "attention_mask" && t.rank() == 2 && integer_like(t)) f.mask = t;
+    if (name == "attention_mask" && t.rank() == 2 && mask_dtype(t.dtype())) f.mask = t;
   }
   if (f.ids.defined() && f.mask.defined() && f.ids.dims() != f.mask.dims()) f.mask = ir::Tensor();
   return f;
@@ -69,10 +65,8 @@ bool is_lm_logits(const std::string& output, const ir::Tensor& out, const Sequen
   if (!f.ids.defined() || out.dtype() != ir::DType::F32 || out.rank() != 3 || !leading_dims_match(out, f.ids)) return false;
   const int64_t v = out.dims()[2];
   if (v < 2) return false;
-  for (int64_t i = 0; i < f.ids.numel(); ++i) {
-    const int64_t id = int_at(f.ids, i);
+  for (const int64_t id : int_values(f.ids))
     if (id < 0 || id >= v) return false;
-  }
   if (forced) return true;
   std::string lower = output;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -80,9 +74,8 @@ bool is_lm_logits(const std::string& output, const ir::Tensor& out, const Sequen
 }
 
 std::pair<int64_t, int64_t> mask_counts(const ir::Tensor& mask) {
-  int64_t k = 0;
-  for (int64_t i = 0; i < mask.numel(); ++i) k += int_at(mask, i) != 0 ? 1 : 0;
-  return {k, mask.numel()};
+  const auto m = int_values(mask);
+  return {static_cast<int64_t>(std::count_if(m.begin(), m.end(), [](int64_t v) { return v != 0; })), mask.numel()};
 }
 
 bool is_masked(const ir::Tensor& out, const SequenceFeeds& f) {
@@ -93,6 +86,7 @@ bool is_masked(const ir::Tensor& out, const SequenceFeeds& f) {
 
 ir::Tensor unmasked_rows(const ir::Tensor& x, const ir::Tensor& mask) {
   const int64_t positions = mask.numel();
+  const auto keep = int_values(mask);
   const size_t row_bytes = x.nbytes() / static_cast<size_t>(std::max<int64_t>(positions, 1));
   std::vector<int64_t> dims(x.dims().begin() + 1, x.dims().end());
   dims[0] = mask_counts(mask).first;
@@ -100,7 +94,7 @@ ir::Tensor unmasked_rows(const ir::Tensor& x, const ir::Tensor& mask) {
   std::byte* dst = out.mutable_raw();
   const std::byte* src = x.raw();
   for (int64_t p = 0; p < positions; ++p) {
-    if (int_at(mask, p) == 0) continue;
+    if (keep[static_cast<size_t>(p)] == 0) continue;
     if (row_bytes) std::memcpy(dst, src + static_cast<size_t>(p) * row_bytes, row_bytes);
     dst += row_bytes;
   }
@@ -113,12 +107,14 @@ void SequenceStats::add(const std::string& output, const ir::Tensor& logits, con
   const int64_t B = logits.dims()[0], T = logits.dims()[1], V = logits.dims()[2];
   const float* x = logits.data<float>().data();
   const float* r = ref.defined() ? ref.data<float>().data() : nullptr;
+  const auto ids = int_values(f.ids);
+  const auto keep = f.mask.defined() ? int_values(f.mask) : std::vector<int64_t>(ids.size(), 1);
   std::vector<double> lg, lr;
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t t = 0; t + 1 < T; ++t) {
       const int64_t pos = b * T + t;
-      if (!kept(f, pos) || !kept(f, pos + 1)) continue;
-      const int64_t next = int_at(f.ids, pos + 1);
+      if (!keep[static_cast<size_t>(pos)] || !keep[static_cast<size_t>(pos + 1)]) continue;
+      const int64_t next = ids[static_cast<size_t>(pos + 1)];
       const float* row = x + pos * V;
       log_softmax(row, V, lg);
       const double nll = -lg[static_cast<size_t>(next)];

@@ -1,6 +1,8 @@
 // Verdict rules for `mcc eval` (see eval_verdict.h).
 #include "judge/verdict.h"
 
+#include "judge/output_stats.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -27,12 +29,6 @@ bool is_quantized_op(const ir::Node& n) {
   for (const char* op : kOps)
     if (n.op_type == op) return true;
   return false;
-}
-
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
 }
 
 const char* kind_name(backends::RValue::Kind k) {
@@ -144,14 +140,14 @@ SequenceBudget VerdictRules::sequence_budget(const std::string& output) const {
 std::string describe_rules(const VerdictRules& r) {
   std::string s = r.profile + ":";
   if (r.atol || r.rtol)
-    s += " allclose(atol=" + fmt(r.atol.value_or(0)) + (r.atol_scaled ? "*max(1,max|ref|)" : "") +
-         ", rtol=" + fmt(r.rtol.value_or(0)) + "),";
-  s += " cosine >= " + fmt(r.min_cosine);
+    s += " allclose(atol=" + figure_text(r.atol.value_or(0)) + (r.atol_scaled ? "*max(1,max|ref|)" : "") +
+         ", rtol=" + figure_text(r.rtol.value_or(0)) + "),";
+  s += " cosine >= " + figure_text(r.min_cosine);
   if (r.row_cosine_all) s += " (mean over rows)";
   for (const auto& o : r.row_cosine_outputs) s += ", row cosine[" + o + "]";
-  if (r.min_snr_db > -1e299) s += ", snr >= " + fmt(r.min_snr_db) + " dB";
-  for (const auto& [o, v] : r.atol_by_output) s += ", atol[" + o + "]=" + fmt(v);
-  for (const auto& [o, v] : r.rtol_by_output) s += ", rtol[" + o + "]=" + fmt(v);
+  if (r.min_snr_db > -1e299) s += ", snr >= " + figure_text(r.min_snr_db) + " dB";
+  for (const auto& [o, v] : r.atol_by_output) s += ", atol[" + o + "]=" + figure_text(v);
+  for (const auto& [o, v] : r.rtol_by_output) s += ", rtol[" + o + "]=" + figure_text(v);
   return s + "; integer outputs exact";
 }
 
@@ -177,15 +173,15 @@ bool output_passes(const VerdictRules& r, const std::string& output, ir::DType d
   const bool check_close = r.atol || r.rtol || r.atol_by_output.count(output) || r.rtol_by_output.count(output);
   if (check_close && m.not_close)
     return fail(std::to_string(m.not_close) + " of " + std::to_string(m.numel) + " elements outside allclose (max abs err " +
-                fmt(m.max_abs) + ", atol " + fmt(m.atol_used) + ")");
+                figure_text(m.max_abs) + ", atol " + figure_text(m.atol_used) + ")");
   if (r.row_cosine(output) && m.rows > 0) {
     if (m.row_cosine_mean() < r.min_cosine)
-      return fail("mean row cosine " + fmt(m.row_cosine_mean()) + " < " + fmt(r.min_cosine) + " over " +
+      return fail("mean row cosine " + figure_text(m.row_cosine_mean()) + " < " + figure_text(r.min_cosine) + " over " +
                   std::to_string(m.rows) + " rows");
   } else if (m.cosine < r.min_cosine) {
-    return fail("cosine " + fmt(m.cosine) + " < " + fmt(r.min_cosine));
+    return fail("cosine " + figure_text(m.cosine) + " < " + figure_text(r.min_cosine));
   }
-  if (m.snr_db < r.min_snr_db) return fail("SNR " + fmt(m.snr_db) + " dB < " + fmt(r.min_snr_db) + " dB");
+  if (m.snr_db < r.min_snr_db) return fail("SNR " + figure_text(m.snr_db) + " dB < " + figure_text(r.min_snr_db) + " dB");
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "io/terminal.h"
+#include "judge/interval.h"
 
 namespace mcc::report {
 namespace {
@@ -37,9 +38,7 @@ void print_check_lines(const nlohmann::ordered_json& record, size_t rejected) {
     }
     const bool lower = metric == "top1_drop_points" || metric == "perplexity_ratio" || metric == "kl_mean";
     std::string line = "check: output '" + out + "' " + metric + " " + num(c["value"]);
-    if (c.contains("interval") && c["interval"].is_array() && c["interval"].size() == 2)
-      line += " [" + (c["interval"][0].is_number() ? num(c["interval"][0]) : std::string("-inf")) + ", " +
-              (c["interval"][1].is_number() ? num(c["interval"][1]) : std::string("inf")) + "]";
+    if (c.contains("interval")) line += " " + judge::interval_text(c["interval"]);
     if (c.contains("threshold") && c["threshold"].is_number()) line += (lower ? " <= " : " >= ") + num(c["threshold"]);
     line += " on " + (c.contains("tokens") ? std::to_string(c.value("tokens", int64_t{0})) + " tokens of " : std::string()) +
             std::to_string(c.value("samples", 0)) + (held_back ? " held-back" : "") + " sample(s)";

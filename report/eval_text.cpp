@@ -10,12 +10,6 @@
 namespace mcc::report {
 namespace {
 
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
-}
-
 std::string fmt_db(double v) {
   if (std::isinf(v)) return v > 0 ? "exact" : "-inf";
   char b[32];
@@ -61,13 +55,13 @@ void print_sequence_figures(const nlohmann::ordered_json& figures) {
       io::print_out("%-28s not measured: %s\n", f["output"].get<std::string>().c_str(), f.value("why", "").c_str());
       continue;
     }
-    std::string line = f["output"].get<std::string>() + " " + metric + " " + fmt(f["value"].get<double>()) + " [" +
-                       fmt(f["interval"][0].get<double>()) + ", " + fmt(f["interval"][1].get<double>()) + "]";
+    std::string line = f["output"].get<std::string>() + " " + metric + " " + judge::figure_text(f["value"].get<double>()) + " " +
+                       judge::interval_text(f["interval"]);
     if (metric == "perplexity_ratio")
-      line += " (perplexity " + fmt(f["perplexity"].get<double>()) + " vs " + fmt(f["reference_perplexity"].get<double>()) + ")";
+      line += " (perplexity " + judge::figure_text(f["perplexity"].get<double>()) + " vs " + judge::figure_text(f["reference_perplexity"].get<double>()) + ")";
     const std::string verdict = f.value("verdict", "");
     if (f.contains("threshold") && f["threshold"].is_number())
-      line += std::string(metric == "token_agreement" ? " >= " : " <= ") + fmt(f["threshold"].get<double>());
+      line += std::string(metric == "token_agreement" ? " >= " : " <= ") + judge::figure_text(f["threshold"].get<double>());
     line += ", " + std::to_string(f["tokens"].get<int64_t>()) + " tokens in " + std::to_string(f["samples"].get<int>()) +
             " sample(s): " + (verdict == "pass" ? "pass" : verdict == "fail" ? "FAIL" : verdict == "undecided" ? "UNDECIDED (too few tokens to tell)" : verdict);
     io::print_out("%s\n", line.c_str());
@@ -77,8 +71,8 @@ void print_sequence_figures(const nlohmann::ordered_json& figures) {
 void print_top1(const std::vector<judge::Top1Row>& rows, const judge::Top1Limits& limits, const std::string& labels_path,
                 const std::string& reference) {
   std::string lim;
-  if (limits.max_drop) lim += ", max drop " + fmt(*limits.max_drop) + " points";
-  if (limits.min_top1) lim += ", min " + fmt(*limits.min_top1) + " %";
+  if (limits.max_drop) lim += ", max drop " + judge::figure_text(*limits.max_drop) + " points";
+  if (limits.min_top1) lim += ", min " + judge::figure_text(*limits.min_top1) + " %";
   io::print_out("top-1 accuracy against %s%s:\n", labels_path.c_str(), lim.c_str());
   for (const auto& r : rows) {
     io::print_out("  %-26s model %6.2f %% (%lld/%lld)", r.output.c_str(), r.accuracy(), static_cast<long long>(r.correct),

@@ -29,6 +29,13 @@ ir::Tensor peaked_logits(const std::vector<int64_t>& pick, int64_t v, float hi) 
   return ir::Tensor::from_vector<float>({1, t, v}, x);
 }
 
+/// The interval of a mean over one value: unbounded both ways.
+judge::Interval m1_interval() {
+  judge::MeanAccumulator one;
+  one.add(0.5);
+  return one.interval();
+}
+
 }  // namespace
 
 TEST_CASE("sequence metrics: perplexity of uniform logits is the vocabulary size; a window of T scores T - 1 tokens") {
@@ -150,4 +157,11 @@ TEST_CASE("intervals: Wilson for shares, mean +- 1.96 sd / sqrt(n), and the thre
   CHECK(judge::decide(1.05, {1.02, 1.08}, 1.1, false) == "pass");
   CHECK(judge::decide(1.05, {1.02, 1.2}, 1.1, false) == "undecided");
   CHECK(judge::decide(std::nan(""), {0, 1}, 0.5, true) == "fail");
+
+  // Reports hold an unbounded end as null and print it as -inf / inf.
+  const auto pair = judge::interval_json(m1_interval());
+  CHECK(pair[0].is_null());
+  CHECK(pair[1].is_null());
+  CHECK(judge::interval_text(pair) == "[-inf, inf]");
+  CHECK(judge::interval_text(judge::interval_json(w)) == "[0.838875, 1]");
 }
