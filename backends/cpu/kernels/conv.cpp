@@ -286,10 +286,18 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   for (int i = 0; i < 3; ++i)
     pointwise = pointwise && g.stride[i] == 1 && g.pad_b[i] == 0 && g.pad_e[i] == 0;
   if constexpr (std::is_same_v<T, float>) {
-    if (w_t && pointwise && p.group == 1 && channel_lanes_pay(P, K)) {
+    if (w_t && p.group == 1 && channel_lanes_pay(P, K)) {
+      // Small maps (channel_lanes_pay bounds P, so an im2col is at most K x 288 values).
+      std::vector<float> col(pointwise ? 0 : static_cast<size_t>(K * P));
       bool done = true;
-      for (int64_t ni = 0; ni < p.n && done; ++ni)
-        done = conv_gemm_f32_cl(ctx, p.m, P, K, w_t, x + ni * p.c * IP, y + ni * p.m * P, bias, &epi);
+      for (int64_t ni = 0; ni < p.n && done; ++ni) {
+        const float* src = x + ni * p.c * IP;
+        if (!pointwise) {
+          im2col_block(g, p.c, src, 0, P, col.data());
+          src = col.data();
+        }
+        done = conv_gemm_f32_cl(ctx, p.m, P, K, w_t, src, y + ni * p.m * P, bias, &epi);
+      }
       if (done) return;
     }
   }
@@ -309,8 +317,11 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   } else if (nb > 16) {
     nb = nb / 16 * 16;
   }
-  // Balanced blocks (no short tail block), multiples of 16 positions where that is possible.
+  // Balanced blocks (no short tail block), multiples of 16 positions where that is possible; with
+  // fewer images x groups than threads, a multiple of the thread count (3 blocks on 2 threads
+  // left one thread idle a third of the time).
   int64_t blocks = (P + nb - 1) / nb;
+  if (few && blocks > 1) blocks = (blocks + threads - 1) / threads * threads;
   nb = (P + blocks - 1) / blocks;
   if (nb > 16) nb = (nb + 15) / 16 * 16;
   nb = std::min(nb, P);
@@ -405,12 +416,12 @@ namespace {
 Kernel make_conv(const ir::Node& node) {
   const WindowAttrs attrs = WindowAttrs::parse(node);
   const int64_t group = ir::ConvAttrs(node).group();
-  // W^T of a constant f32 pointwise weight, for small maps (conv_gemm_cl.cpp). Not for an
+  // W^T of a constant f32 one-group weight, for small maps (conv_gemm_cl.cpp). Not for an
   // initializer that is also a graph input: a feed may replace it.
   std::shared_ptr<const std::vector<float>> wt;
   const ir::Value* wv = node.inputs.size() > 1 ? node.inputs[1] : nullptr;
   if (const ir::Tensor* w = wv && !wv->is_graph_input ? constant_of(wv, ir::DType::F32) : nullptr) {
-    auto t = pointwise_weights_t(w->data<float>().data(), w->dims(), group,
+    auto t = channel_lanes_weights(w->data<float>().data(), w->dims(), group,
                                  node.outputs.empty() ? std::vector<int64_t>{}
                                                       : node.outputs[0]->shape.static_dims().value_or(std::vector<int64_t>{}));
     if (!t.empty()) wt = std::make_shared<const std::vector<float>>(std::move(t));

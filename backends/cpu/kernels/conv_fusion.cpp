@@ -210,11 +210,11 @@ std::optional<FusedKernel> fuse_conv(const ir::Node& n) {
   const WindowAttrs attrs = WindowAttrs::parse(n);
   const int64_t group = ir::ConvAttrs(n).group();
   const std::vector<int64_t> wdims = w ? w->dims() : std::vector<int64_t>{};
-  // W^T for pointwise convs on small maps (conv_gemm_cl.cpp), from the weights the kernel runs
+  // W^T for one-group convs on small maps (conv_gemm_cl.cpp), from the weights the kernel runs
   // (not from an initializer that is also a graph input and runs as fed).
   std::shared_ptr<const std::vector<float>> wt;
   if (w && w->dtype() == ir::DType::F32 && (fw || !wv->is_graph_input)) {
-    auto t = pointwise_weights_t(fw ? fw->data() : w->data<float>().data(), wdims, group,
+    auto t = channel_lanes_weights(fw ? fw->data() : w->data<float>().data(), wdims, group,
                                  n.outputs[0]->shape.static_dims().value_or(std::vector<int64_t>{}));
     if (!t.empty()) wt = std::make_shared<const std::vector<float>>(std::move(t));
   }

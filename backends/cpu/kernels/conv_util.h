@@ -52,28 +52,33 @@ ConvProblem conv_problem(const ir::Node& n, const WindowAttrs& a, int64_t group,
 /// Runs the conv with T in {float, double, int32_t}; x/w/y are contiguous NC(DHW), bias may be
 /// null. Padded taps read 0 (integer convs subtract zero points first, so 0 is right there too).
 /// `ep` (may be null) is applied to each output block right after it is computed. `w_t` (may be
-/// null; f32 only) is the W^T packing of a 1x1 one-group conv (pointwise_weights_t): pointwise convs on
-/// small maps then run conv_gemm_f32_cl.
+/// null; f32 only) is the W^T packing of a one-group conv (channel_lanes_weights): such convs on
+/// small output maps then run conv_gemm_f32_cl (on an im2col of the input unless pointwise).
 template <class T>
 void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const T* w, const T* bias,
               T* y, const Epilogue* ep = nullptr, const float* w_t = nullptr);
 
-/// Whether a pointwise conv over P positions with K input channels runs conv_gemm_f32_cl: the
-/// positions fill under 90 % of conv_gemm_f32's 32-position tiles (7x7, 13x13, 14x14) and K <= 512
-/// (beyond, each 32-channel weight chunk is read once per position tile from beyond L1, and
-/// MobileNetV2's 960-input 7x7 convs measured 10 % slower in the network).
-inline bool channel_lanes_pay(int64_t P, int64_t K) { return K <= 512 && P * 10 < (P + 31) / 32 * 32 * 9; }
+/// Whether a one-group conv over P output positions with K = C * k... runs conv_gemm_f32_cl: the
+/// positions fill under 90 % of conv_gemm_f32's 32-position tiles (7x7, 13x13, 14x14). Any K:
+/// that kernel walks K in blocks whose weights stay in L1.
+inline bool channel_lanes_pay(int64_t P, int64_t K) { return K > 0 && P * 10 < (P + 31) / 32 * 32 * 9; }
 
-/// W^T of a one-group conv with a 1x1 kernel and M a multiple of 16 (w: [M, K] f32) in chunks of
-/// 32 output channels, each [K][32] (the last [K][16] when M % 32 == 16), the packing
-/// conv_gemm_f32_cl reads; empty for any other conv, and when `y_dims` (the output's static dims,
-/// empty when unknown) says channel_lanes_pay is false.
-std::vector<float> pointwise_weights_t(const float* w, const std::vector<int64_t>& wdims, int64_t group,
-                                       const std::vector<int64_t>& y_dims);
+/// Weights of a conv whose output shape is unknown are packed for conv_gemm_f32_cl only up to this
+/// many values when the kernel is wider than 1x1 (pointwise weights always): the packed copy is
+/// extra memory, spent only where a small map is likely.
+constexpr int64_t kUnknownShapeWeights = int64_t{1} << 18;
+
+/// W^T of a one-group conv (w: [M, C, k...] f32, K = C * k...) in chunks of 32 output channels,
+/// each [K][32] (the last [K][16] when at most 16 channels are left; channels past M zero), the
+/// packing conv_gemm_f32_cl reads; empty for grouped convs, when `y_dims` (the output's static
+/// dims, empty when unknown) says channel_lanes_pay is false, and for an unknown output shape
+/// when the kernel is wider than 1x1 and the weights hold more than kUnknownShapeWeights values.
+std::vector<float> channel_lanes_weights(const float* w, const std::vector<int64_t>& wdims,
+                                         int64_t group, const std::vector<int64_t>& y_dims);
 
 /// Y[M, N] = W[M, K] * X[K, N] + bias, then the activation of `ep`, with the output channels in
 /// the vector lanes, from the W^T chunks of pointwise_weights_t (conv_gemm_cl.cpp); the same values as conv_gemm_f32. False
-/// (nothing written) when M is not a multiple of 16 or the build has no AVX-512.
+/// (nothing written) when the build has no AVX-512.
 bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* Wt,
                       const float* X, float* Y, const float* bias, const Epilogue* ep);
 

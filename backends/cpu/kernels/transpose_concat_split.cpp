@@ -41,12 +41,17 @@ void transpose_batched_4(const KernelContext& ctx, const uint32_t* src, uint32_t
                          int64_t batch, int64_t rows, int64_t cols) {
   constexpr int64_t kT = 32;
   const int64_t rt = (rows + kT - 1) / kT, ct = (cols + kT - 1) / kT;
-  ctx.parallel_for(batch * rt, kT * cols, [&](int64_t b, int64_t e) {
+  // Work items: a row tile x a band of up to 8 column tiles, so one tall matrix ([85, 3549] ->
+  // [3549, 85]: 3 row tiles) still splits evenly across threads.
+  constexpr int64_t kBand = 8;
+  const int64_t bands = (ct + kBand - 1) / kBand;
+  ctx.parallel_for(batch * rt * bands, kT * kT * kBand, [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) {
-      const int64_t bi = it / rt, r0 = (it % rt) * kT, r1 = std::min(r0 + kT, rows);
+      const int64_t band = it % bands, tile = it / bands;
+      const int64_t bi = tile / rt, r0 = (tile % rt) * kT, r1 = std::min(r0 + kT, rows);
       const uint32_t* s = src + bi * rows * cols;
       uint32_t* d = dst + bi * rows * cols;
-      for (int64_t c0 = 0; c0 < ct * kT; c0 += kT) {
+      for (int64_t c0 = band * kBand * kT; c0 < std::min(ct, (band + 1) * kBand) * kT; c0 += kT) {
         const int64_t c1 = std::min(c0 + kT, cols);
         // Rows [r0, rf) x columns [c0, cf) in whole 16x16 blocks (AVX-512), the rest one by one.
         int64_t rf = r0, cf = c0;
@@ -125,13 +130,25 @@ Kernel make_concat(const ir::Node& n) {
     const ConcatLayout L = concat_layout(ctx, axis_attr);
     Tensor& y = ctx.alloc_output_overwritten(0, ctx.in(0).dtype(), L.out);
     if (y.numel() == 0) return;
-    ctx.parallel_for(L.outer, L.row, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) {
-        int64_t at = o * L.row;
-        for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-          copy_elems(ctx.in(i), o * L.len[i], y, at, L.len[i]);
-          at += L.len[i];
-        }
+    // Work items: each input's part of each output row in pieces of at most kPiece elements, so
+    // a concat of one image's channels (one output row) still splits across threads.
+    constexpr int64_t kPiece = 1 << 14;
+    const size_t inputs = ctx.num_inputs();
+    std::vector<int64_t> first(inputs + 1, 0), at(inputs, 0);  // first piece, offset in the row
+    for (size_t i = 0; i < inputs; ++i) {
+      first[i + 1] = first[i] + (L.len[i] + kPiece - 1) / kPiece;
+      if (i + 1 < inputs) at[i + 1] = at[i] + L.len[i];
+    }
+    const int64_t per_row = first[inputs];
+    if (per_row == 0) return;
+    ctx.parallel_for(L.outer * per_row, std::min(kPiece, L.row), [&](int64_t b, int64_t e) {
+      size_t i = 0;
+      for (int64_t item = b; item < e; ++item) {
+        const int64_t o = item / per_row, j = item % per_row;
+        if (j == 0 || j < first[i]) i = 0;
+        while (j >= first[i + 1]) ++i;
+        const int64_t off = (j - first[i]) * kPiece, cnt = std::min(kPiece, L.len[i] - off);
+        copy_elems(ctx.in(i), o * L.len[i] + off, y, o * L.row + at[i] + off, cnt);
       }
     });
   };
