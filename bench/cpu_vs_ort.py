@@ -23,7 +23,7 @@ second thread to run at full speed (ORT's own 2-thread times in fresh processes 
 1.7x its warm times on the wake-word embedding model).
 
 usage: bench/cpu_vs_ort.py [--threads 1 2] [--rounds 4] [--runs 20] [--warmup 3] [--warmup-ms 300] [--mcc build/mcc]
-       [--minilm /work/minilm/minilm_l6_v2.onnx] [--models-dir build/bench_models] [--no-int8]
+       [--minilm MODEL] [--models-dir build/bench_models] [--no-int8]
        [--only NAME ...] [--json FILE] [MODEL.onnx ...]   (explicit models: seeded random inputs)
 """
 import argparse
@@ -176,14 +176,19 @@ def main():
                          "an idle second core needs tens of ms of load before it runs at full speed")
     ap.add_argument("--rounds", type=int, default=4, help="alternate mcc and ORT this many times")
     ap.add_argument("--mcc", default=os.path.join(ROOT, "build", "mcc"))
-    ap.add_argument("--minilm", default="/work/minilm/minilm_l6_v2.onnx",
-                    help="all-MiniLM-L6-v2 as exported by ../shared/tools/minilm/export_minilm.py")
+    ap.add_argument("--minilm", default=None,
+                    help="all-MiniLM-L6-v2 as exported by ../shared/tools/minilm/export_minilm.py "
+                         "(default: MODELS_DIR/minilm/minilm_l6_v2.onnx where bench/deploy_speed.py "
+                         "builds it, else /work/minilm/minilm_l6_v2.onnx)")
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "build", "bench_models"),
                     help="where bench/fetch_real_models.py put the OCR and wake-word models")
     ap.add_argument("--no-int8", action="store_true", help="leave out mcc's int8 YOLOX-nano and MobileNetV2")
     ap.add_argument("--only", nargs="+", help="names of the default set to run")
     ap.add_argument("--json", help="also write the results here")
     a = ap.parse_args()
+    if a.minilm is None:
+        built = os.path.join(a.models_dir, "minilm", "minilm_l6_v2.onnx")
+        a.minilm = built if os.path.exists(built) else "/work/minilm/minilm_l6_v2.onnx"
 
     with tempfile.TemporaryDirectory() as work:
         if a.models:

@@ -283,13 +283,14 @@ TEST_CASE("Conv: 1x1 convs on small maps (channels in the lanes) equal an in-ord
 }
 
 TEST_CASE("Conv: a strided 1-D conv on few frames (an STFT) runs channels in lanes: an in-order sum, + bias, then Relu") {
-  // 97 frames fill 32-position tiles poorly, so the im2col goes through the channels-in-lanes
-  // GEMM; M = 33 and 257 are not multiples of 16 (zero-padded weights, rows past M not stored),
-  // K = 2 x 96 and 512 cross K blocks.
+  // 97 and 99 frames fill 32-position tiles poorly, so with M >= 128 the im2col goes through the
+  // channels-in-lanes GEMM; M = 129 and 257 are not multiples of 16 (zero-padded weights, rows
+  // past M not stored), K = 2 x 96 and 512 cross K blocks; M = 33 takes the im2col GEMM.
   struct Case {
     int64_t N, C, M, KW, S, L;
   };
-  for (const Case& c : {Case{1, 2, 33, 96, 24, 2400}, Case{2, 1, 257, 512, 160, 16000}}) {
+  for (const Case& c : {Case{1, 2, 129, 96, 24, 2400}, Case{1, 2, 33, 96, 24, 2400},
+                        Case{2, 1, 257, 512, 160, 16000}}) {
     CAPTURE(c.M);
     const int64_t P = (c.L - c.KW) / c.S + 1, K = c.C * c.KW;
     const auto x = random_values(c.N * c.C * c.L, 80);

@@ -286,15 +286,25 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   for (int i = 0; i < 3; ++i)
     pointwise = pointwise && g.stride[i] == 1 && g.pad_b[i] == 0 && g.pad_e[i] == 0;
   if constexpr (std::is_same_v<T, float>) {
-    if (w_t && p.group == 1 && channel_lanes_pay(P, K)) {
-      // Small maps (channel_lanes_pay bounds P, so an im2col is at most K x 288 values).
-      std::vector<float> col(pointwise ? 0 : static_cast<size_t>(K * P));
+    // Convs wider than 1x1 take it only with many output channels (M >= 128): the im2col of the
+    // whole map is shared by every channel chunk, but its columns are written across threads
+    // and read across threads, which cost more than it saved on 16- and 64-channel convs at 2
+    // threads (an STFT's 257 channels gain 45 %).
+    if (w_t && p.group == 1 && channel_lanes_pay(P, K) && (pointwise || p.m >= 128)) {
+      // Small maps (channel_lanes_pay bounds P, so an im2col is at most K x 288 values), in a
+      // buffer kept per thread (a fresh one per run costs page faults).
+      thread_local std::vector<float> col;
+      if (!pointwise && col.size() < static_cast<size_t>(K * P)) col.resize(static_cast<size_t>(K * P));
+      float* cols = col.data();  // inside the lambda `col` would name the worker's own
       bool done = true;
       for (int64_t ni = 0; ni < p.n && done; ++ni) {
         const float* src = x + ni * p.c * IP;
         if (!pointwise) {
-          im2col_block(g, p.c, src, 0, P, col.data());
-          src = col.data();
+          // Split by input channels (each fills its own ks rows), across threads.
+          ctx.parallel_for(p.c, ks * P, [&](int64_t b, int64_t e) {
+            im2col_block(g, e - b, src + b * IP, 0, P, cols + b * ks * P);
+          });
+          src = cols;
         }
         done = conv_gemm_f32_cl(ctx, p.m, P, K, w_t, src, y + ni * p.m * P, bias, &epi);
       }

@@ -40,12 +40,12 @@ constexpr int kMaxR = 12;      // positions per register tile
 constexpr int64_t kKBlock = 128;  // k values per pass over a chunk's position tiles
 
 // Channels [0, 16 * MV) x positions [0, R) of Y (row stride N) over k in [k0, k1), from the
-// tile's weight chunk Wt [K][ldw] and X at its first position (row stride N). The running sums
+// tile's weight chunk Wt [K][ldw] and X at its first position (row stride ldx). The running sums
 // start at zero when k0 == 0, else from `part` ([R][16 * MV]); when k1 < K they go back to
 // `part`, else they are finished (+ bias, activation) and the first `rows` channels stored to Y.
 template <int MV, int R>
 __attribute__((noinline)) void tile(int64_t k0, int64_t k1, int64_t K, const float* Wt, int64_t ldw,
-                                    const float* X, int64_t N, float* Y, int64_t rows, float* part,
+                                    const float* X, int64_t ldx, int64_t N, float* Y, int64_t rows, float* part,
                                     const float* bias, const avx512::ActVec* act) {
   __m512 a[R][MV];
 #pragma GCC unroll 12
@@ -55,7 +55,7 @@ __attribute__((noinline)) void tile(int64_t k0, int64_t k1, int64_t K, const flo
       a[r][h] = k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(part + (r * MV + h) * 16);
   for (int64_t k = k0; k < k1; ++k) {
     const float* wr = Wt + k * ldw;
-    const float* xr = X + k * N;
+    const float* xr = X + k * ldx;
     __m512 w[MV];
 #pragma GCC unroll 2
     for (int h = 0; h < MV; ++h) w[h] = _mm512_loadu_ps(wr + 16 * h);
@@ -96,20 +96,21 @@ __attribute__((noinline)) void tile(int64_t k0, int64_t k1, int64_t K, const flo
 }
 
 using TileFn = void (*)(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t,
-                        float*, int64_t, float*, const float*, const avx512::ActVec*);
+                        int64_t, float*, int64_t, float*, const float*, const avx512::ActVec*);
 
 template <int MV, int... Rs>
 constexpr std::array<TileFn, sizeof...(Rs)> tiles(std::integer_sequence<int, Rs...>) {
   return {&tile<MV, Rs + 1>...};
 }
 
+constexpr auto kTiles32 = tiles<2>(std::make_integer_sequence<int, kMaxR>{});
+constexpr auto kTiles16 = tiles<1>(std::make_integer_sequence<int, kMaxR>{});
+
 }  // namespace
 
 bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* Wt,
                       const float* X, float* Y, const float* bias, const Epilogue* ep) {
   if (M <= 0 || N <= 0) return false;
-  static constexpr auto k32 = tiles<2>(std::make_integer_sequence<int, kMaxR>{});
-  static constexpr auto k16 = tiles<1>(std::make_integer_sequence<int, kMaxR>{});
   const avx512::ActVec act_vec(ep ? *ep : Epilogue{});
   const avx512::ActVec* act = ep && !ep->trivial() ? &act_vec : nullptr;
   // Position tiles of nearly equal width (49 -> 10, 10, 10, 10, 9), channel chunks of 32 (the
@@ -118,19 +119,22 @@ bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K,
   const int64_t mchunks = (M + 31) / 32;
   ctx.parallel_for(mchunks * nt, 32 * K * R, [&](int64_t b, int64_t e) {
     // The items of one chunk in this range take each K block in turn, so the block's weights
-    // are read from memory once; `parts` holds their running sums between blocks.
-    std::vector<float> parts(K > kKBlock ? static_cast<size_t>((e - b) * kMaxR * 32) : 0);
+    // are read from memory once; `parts` (kept per thread, grown as needed) holds their running
+    // sums between blocks.
+    thread_local std::vector<float> parts;
+    const size_t part_floats = K > kKBlock ? static_cast<size_t>((e - b) * kMaxR * 32) : 0;
+    if (parts.size() < part_floats) parts.resize(part_floats);
     for (int64_t run = b; run < e;) {
       const int64_t mc = run / nt, run_end = std::min(e, (mc + 1) * nt);
       const int64_t m0 = mc * 32;
       const int64_t width = chunk_width(M, m0);
-      const auto& fns = width == 32 ? k32 : k16;
+      const auto& fns = width == 32 ? kTiles32 : kTiles16;
       for (int64_t k0 = 0; k0 < K; k0 += kKBlock) {
         const int64_t k1 = std::min(K, k0 + kKBlock);
         for (int64_t item = run; item < run_end; ++item) {
           const int64_t n0 = (item % nt) * R, r = std::min(R, N - n0);
-          float* part = parts.empty() ? nullptr : parts.data() + (item - b) * kMaxR * 32;
-          fns[static_cast<size_t>(r - 1)](k0, k1, K, Wt + m0 * K, width, X + n0, N,
+          float* part = part_floats == 0 ? nullptr : parts.data() + (item - b) * kMaxR * 32;
+          fns[static_cast<size_t>(r - 1)](k0, k1, K, Wt + m0 * K, width, X + n0, N, N,
                                           Y + m0 * N + n0, M - m0, part,
                                           bias ? bias + m0 : nullptr, act);
         }
@@ -140,11 +144,13 @@ bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K,
   });
   return true;
 }
+
 #else
 bool conv_gemm_f32_cl(const KernelContext&, int64_t, int64_t, int64_t, const float*, const float*,
                       float*, const float*, const Epilogue*) {
   return false;
 }
+
 #endif
 
 std::vector<float> channel_lanes_weights(const float* w, const std::vector<int64_t>& wdims,
