@@ -2,6 +2,8 @@
 // section publishes one ticket (generation, chunk count, next chunk) in a single atomic word;
 // every participating thread claims chunk indices from it with compare-and-swap until none are
 // left, so a worker that is still asleep never delays the caller (the caller takes its chunks).
+// The caller always runs chunk 0 itself, so with 2 threads each core keeps its half of the work
+// (and the cache lines it reads) from run to run.
 // Workers spin for MCC_SPIN_US microseconds (default 100) after each section before sleeping.
 #include "backends/thread_pool.h"
 
@@ -70,19 +72,23 @@ struct ThreadPool::Impl {
       const uint64_t next = t & 0xffff, count = (t >> 16) & 0xffff;
       if (next >= count) return;
       if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-      const int64_t b = static_cast<int64_t>(next) * step, e = std::min(n, b + step);
-      const bool outer = t_in_task;
-      t_in_task = true;
-      try {
-        if (b < e) (*f)(b, e);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(err_mutex);
-        if (!first_error) first_error = std::current_exception();
-      }
-      t_in_task = outer;
-      remaining.fetch_sub(1, std::memory_order_acq_rel);
+      run_chunk(static_cast<int64_t>(next));
       t = ticket.load(std::memory_order_acquire);
     }
+  }
+
+  void run_chunk(int64_t index) {
+    const int64_t b = index * step, e = std::min(n, b + step);
+    const bool outer = t_in_task;
+    t_in_task = true;
+    try {
+      if (b < e) (*f)(b, e);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(err_mutex);
+      if (!first_error) first_error = std::current_exception();
+    }
+    t_in_task = outer;
+    remaining.fetch_sub(1, std::memory_order_acq_rel);
   }
 
   void worker_loop() {
@@ -190,9 +196,12 @@ void ThreadPool::parallel_for(int64_t n, int64_t cost_per_item,
   const int64_t used = (n + step - 1) / step;  // chunks that are not empty
   im.remaining.store(used, std::memory_order_relaxed);
   const uint32_t gen = im.wake.load(std::memory_order_relaxed) + 1;
-  im.ticket.store(pack(gen, static_cast<uint64_t>(used), 0), std::memory_order_release);
+  // Chunk 0 is the caller's, so the same part of the work (and of the weights it reads) stays
+  // with the same core run after run; the workers claim the rest.
+  im.ticket.store(pack(gen, static_cast<uint64_t>(used), 1), std::memory_order_release);
   im.wake.store(gen, std::memory_order_seq_cst);
   if (im.sleepers.load(std::memory_order_seq_cst) > 0) im.wake.notify_all();
+  im.run_chunk(0);
   im.run_chunks(gen);
   for (int i = 0; im.remaining.load(std::memory_order_acquire) != 0; ++i) {
     if (i < 4096) MCC_CPU_RELAX();

@@ -117,7 +117,10 @@ bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K,
   // last one 16 wide when at most 16 channels are left).
   const int64_t nt = (N + kMaxR - 1) / kMaxR, R = (N + nt - 1) / nt;
   const int64_t mchunks = (M + 31) / 32;
-  ctx.parallel_for(mchunks * nt, 32 * K * R, [&](int64_t b, int64_t e) {
+  // Under 16 positions each weight feeds fewer than 16 FMAs and the weight stream is the cost:
+  // split across threads it ran slower than on one (Silero VAD's 6-frame STFT conv).
+  const int64_t item_cost = N < 16 ? 0 : 32 * K * R;
+  auto run_items = [&](int64_t b, int64_t e) {
     // The items of one chunk in this range take each K block in turn, so the block's weights
     // are read from memory once; `parts` (kept per thread, grown as needed) holds their running
     // sums between blocks.
@@ -141,7 +144,9 @@ bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K,
       }
       run = run_end;
     }
-  });
+  };
+  if (item_cost == 0) run_items(0, mchunks * nt);
+  else ctx.parallel_for(mchunks * nt, item_cost, run_items);
   return true;
 }
 
