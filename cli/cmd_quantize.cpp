@@ -35,6 +35,7 @@
 #include "report/quantize_page.h"
 #include "transforms/check/check.h"
 #include "transforms/pipeline/pipeline.h"
+#include "transforms/quantize/calibration_cache.h"
 #include "transforms/quantize/config.h"
 #include "transforms/quantize/policy.h"
 #include "transforms/quantize/select.h"
@@ -202,6 +203,8 @@ void add_budget_flags(CLI::App& sub, judge::BudgetOptions& b) {
 /// "escalation". The last miss is the run's failure (exit 1, no model, the report written).
 int run_with_budget(ConvertOptions c, const std::vector<std::string>& pipelines) {
   c.started = std::chrono::steady_clock::now();
+  // Every attempt calibrates the same float model on the same samples: once is enough.
+  const transforms::quantize::CalibrationReuse reuse(pipelines.size() > 1);
   nlohmann::ordered_json missed = nlohmann::ordered_json::array();
   for (size_t i = 0; i < pipelines.size(); ++i) {
     const bool last = i + 1 == pipelines.size();

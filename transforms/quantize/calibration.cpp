@@ -15,6 +15,7 @@
 #include "backends/executor.h"
 #include "ir/errors.h"
 #include "ir/sample_data.h"
+#include "transforms/quantize/calibration_cache.h"
 
 namespace fs = std::filesystem;
 
@@ -509,6 +510,19 @@ CalibrationResult calibrate(const ir::Model& model, const std::vector<std::strin
   const std::vector<std::string> dirs = calibration_sample_dirs(cfg.data_dir, cfg.max_samples, cfg.holdout);
   CalibrationResult res;
   res.sha256 = hash_sample_files(dirs, &res.files);
+  // Within the escalation ladder: the same model, samples and watch list give the kept result
+  // (calibration_cache.h), and what is collected now carries histograms for the later attempts.
+  const bool reuse = calibration_reuse() && cfg.tap_watch.empty() && !cfg.tap;
+  std::string key;
+  if (reuse) {
+    key = calibration_key(model, watch, cfg, res.sha256);
+    if (std::optional<CalibrationResult> hit = kept_calibration(key)) {
+      spdlog::info("quantize: calibration statistics of {} samples reused (same model, samples and tensors)", hit->samples);
+      if (cfg.progress) cfg.progress(dirs.size(), dirs.size());
+      return std::move(*hit);
+    }
+  }
+  const bool histograms = cfg.histograms || reuse;
 
   const ir::Graph& g = *model.graph;
   std::map<const ir::Value*, TensorStats*> slot;
@@ -516,7 +530,7 @@ CalibrationResult calibrate(const ir::Model& model, const std::vector<std::strin
   for (const auto& name : watch) {
     const ir::Value* v = g.find_value(name);
     MCC_CHECK(v != nullptr, "calibration: no value '" + name + "' in the main graph");
-    auto [it, fresh] = res.stats.emplace(name, TensorStats(cfg.histograms));
+    auto [it, fresh] = res.stats.emplace(name, TensorStats(histograms));
     slot[v] = &it->second;
     if (!v->producer) inputs[name] = v;
   }
@@ -584,6 +598,7 @@ CalibrationResult calibrate(const ir::Model& model, const std::vector<std::strin
     else ++it;
   }
   for (const auto& name : varying) res.channel_stats.erase(name);
+  if (reuse) keep_calibration(key, res);
   return res;
 }
 
