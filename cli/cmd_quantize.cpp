@@ -21,6 +21,7 @@
 // the stage's too (quantize/config.h), checked before the model is read.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -199,9 +200,19 @@ void add_budget_flags(CLI::App& sub, judge::BudgetOptions& b) {
   sub.add_flag("--no-escalate", b.no_escalate, "Only the given configuration: fail instead of escalating when the budget is unmet");
 }
 
+/// Whether a check failure judged causal-LM logits (perplexity ratio, token agreement).
+bool missed_on_language_model(const transforms::check::CheckFailed& e) {
+  for (const auto& c : e.record().value("checks", nlohmann::ordered_json::array())) {
+    const std::string metric = c.value("metric", "");
+    if (metric == "perplexity_ratio" || metric == "token_agreement") return true;
+  }
+  return false;
+}
+
 /// Runs the pipelines in order until one meets its check; earlier misses go to the sidecar's
 /// "escalation". The last miss is the run's failure (exit 1, no model, the report written).
-int run_with_budget(ConvertOptions c, const std::vector<std::string>& pipelines) {
+/// `language_model_step` (may be empty) goes next, once, after a miss on causal-LM logits.
+int run_with_budget(ConvertOptions c, std::vector<std::string> pipelines, const std::string& language_model_step = "") {
   c.started = std::chrono::steady_clock::now();
   // Every attempt calibrates the same float model on the same samples: once is enough.
   const transforms::quantize::CalibrationReuse reuse(pipelines.size() > 1);
@@ -214,7 +225,10 @@ int run_with_budget(ConvertOptions c, const std::vector<std::string>& pipelines)
     try {
       return run_convert(c);
     } catch (transforms::check::CheckFailed& e) {
-      if (last) throw;
+      const bool language_model = !language_model_step.empty() && missed_on_language_model(e) &&
+                                  std::find(pipelines.begin(), pipelines.end(), language_model_step) == pipelines.end();
+      if (language_model) pipelines.insert(pipelines.begin() + static_cast<std::ptrdiff_t>(i) + 1, language_model_step);
+      if (last && !language_model) throw;
       missed.push_back({{"pipeline", pipelines[i]}, {"verdict", "fail"}, {"why", e.message()},
                         {"checks", e.record().value("checks", nlohmann::ordered_json::array())}});
       spdlog::warn("quantize: {}; escalating (step {} of {})", e.message(), i + 2, pipelines.size());
@@ -276,7 +290,10 @@ int run_quantize(const QuantizeOptions& q) {
       return run_convert(c);
     }
     c.report_path = q.report_path;
-    const int rc = run_with_budget(c, pipelines);
+    const std::string lm_step = plan.language_model_step.is_null() || pipelines.size() < 2
+                                    ? std::string()
+                                    : pipeline_for(q, plan.language_model_step, plan.check);
+    const int rc = run_with_budget(c, pipelines, lm_step);
     if (!q.html.empty()) {
       report::write_quantize_html(q.html, q.input, q.output, c.sidecar_path.empty() ? io::default_sidecar_path(q.output) : c.sidecar_path,
                           q.threads);

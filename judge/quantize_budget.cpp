@@ -94,6 +94,11 @@ BudgetPlan plan_budget(const BudgetOptions& b, const nlohmann::ordered_json& sta
   plan.attempts.push_back(base);
   // The ladder changes calibration settings: only static quantization has them.
   if (b.no_escalate || stage.value("mode", "static") != "static") return plan;
+  if (!stage.contains("smooth_quant") && !stage.contains("target") && !stage.contains("op_types")) {
+    plan.language_model_step = base;
+    plan.language_model_step["smooth_quant"] = "0.5";
+    plan.language_model_step["target"] = "generic";
+  }
   nlohmann::ordered_json step = base;
   if (!stage.contains("method")) {
     for (const char* method : {"mse", "percentile", "auto"}) {

@@ -1,0 +1,41 @@
+// The ladder of `mcc quantize`: the configurations tried cheapest first, and the causal-LM step
+// (SmoothQuant over MatMul/Gemm-input QDQ) offered only where the user left its settings alone.
+#include <doctest/doctest.h>
+
+#include "judge/quantize_budget.h"
+#include "support/paths.h"
+
+using namespace mcc;
+
+namespace {
+nlohmann::ordered_json static_stage() {
+  return {{"calib", (test::source_dir() / "golden" / "mnist" / "calib").string()}};
+}
+}  // namespace
+
+TEST_CASE("quantize budget: the static ladder and its causal-LM step") {
+  const judge::BudgetPlan plan = judge::plan_budget({}, static_stage());
+  REQUIRE(plan.attempts.size() == 5);
+  CHECK(plan.attempts[0].value("method", "") == "");
+  CHECK(plan.attempts[1].value("method", "") == "mse");
+  CHECK(plan.attempts[4].contains("mixed_target"));
+  REQUIRE_FALSE(plan.language_model_step.is_null());
+  CHECK(plan.language_model_step.value("smooth_quant", "") == "0.5");
+  CHECK(plan.language_model_step.value("target", "") == "generic");
+  CHECK(plan.language_model_step.value("holdout", "") == plan.attempts[0].value("holdout", "?"));
+  CHECK_FALSE(plan.language_model_step.contains("method"));
+
+  // Settings the user chose are not overridden: no causal-LM step.
+  for (const char* key : {"smooth_quant", "target", "op_types"}) {
+    CAPTURE(key);
+    nlohmann::ordered_json stage = static_stage();
+    stage[key] = std::string(key) == "smooth_quant" ? "0.8" : std::string(key) == "target" ? "ort" : "MatMul";
+    CHECK(judge::plan_budget({}, stage).language_model_step.is_null());
+  }
+  judge::BudgetOptions strict;
+  strict.no_escalate = true;
+  CHECK(judge::plan_budget(strict, static_stage()).language_model_step.is_null());
+  nlohmann::ordered_json dynamic = static_stage();
+  dynamic["mode"] = "dynamic";
+  CHECK(judge::plan_budget({}, dynamic).language_model_step.is_null());
+}
