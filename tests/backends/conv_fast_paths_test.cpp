@@ -42,19 +42,26 @@ std::vector<double> direct_dw(const DwCase& c, const std::vector<float>& x, cons
   return y;
 }
 
-// x [N, C, H, W] graph input -> Conv(1x1 weight w [M, C, 1, 1], bias b when given) -> [Relu];
-// the weight is an initializer, also a graph input when `w_overridable`.
-std::unique_ptr<ir::Model> pointwise_model(int64_t M, int64_t C, const std::vector<float>& w,
-                                           const std::vector<float>* b, bool relu, bool w_overridable) {
+// An opset-13 model whose graph has one float32 input, "x".
+std::unique_ptr<ir::Model> model_with_input_x() {
   auto m = std::make_unique<ir::Model>();
   m->ir_version = 8;
   m->opset_imports = {{"", 13}};
   m->graph = std::make_unique<ir::Graph>();
-  ir::Graph& g = *m->graph;
-  ir::Value& xv = g.add_value("x");
+  ir::Value& xv = m->graph->add_value("x");
   xv.dtype = ir::DType::F32;
   xv.is_graph_input = true;
-  g.inputs.push_back(&xv);
+  m->graph->inputs.push_back(&xv);
+  return m;
+}
+
+// x [N, C, H, W] graph input -> Conv(1x1 weight w [M, C, 1, 1], bias b when given) -> [Relu];
+// the weight is an initializer, also a graph input when `w_overridable`.
+std::unique_ptr<ir::Model> pointwise_model(int64_t M, int64_t C, const std::vector<float>& w,
+                                           const std::vector<float>* b, bool relu, bool w_overridable) {
+  auto m = model_with_input_x();
+  ir::Graph& g = *m->graph;
+  ir::Value& xv = *g.inputs[0];
   ir::Value& wv = g.add_initializer("w", tensor<float>({M, C, 1, 1}, w));
   if (w_overridable) {
     wv.is_graph_input = true;
@@ -77,15 +84,9 @@ std::unique_ptr<ir::Model> pointwise_model(int64_t M, int64_t C, const std::vect
 // x [N, C, L] graph input -> Conv(w [M, C, KW] initializer, bias b, stride S, no padding) -> Relu.
 std::unique_ptr<ir::Model> strided_1d_model(int64_t M, int64_t C, int64_t KW, int64_t S,
                                             const std::vector<float>& w, const std::vector<float>& b) {
-  auto m = std::make_unique<ir::Model>();
-  m->ir_version = 8;
-  m->opset_imports = {{"", 13}};
-  m->graph = std::make_unique<ir::Graph>();
+  auto m = model_with_input_x();
   ir::Graph& g = *m->graph;
-  ir::Value& xv = g.add_value("x");
-  xv.dtype = ir::DType::F32;
-  xv.is_graph_input = true;
-  g.inputs.push_back(&xv);
+  ir::Value& xv = *g.inputs[0];
   ir::Value& wv = g.add_initializer("w", tensor<float>({M, C, KW}, w));
   ir::Value& bv = g.add_initializer("b", tensor<float>({M}, b));
   ir::Node& conv = g.add_node("Conv", "", "conv", {&xv, &wv, &bv}, {"c"});
