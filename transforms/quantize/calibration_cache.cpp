@@ -3,7 +3,6 @@
 
 #include <mutex>
 
-#include "io/sha256.h"
 #include "ir/printer.h"
 
 namespace mcc::transforms::quantize {
@@ -57,7 +56,7 @@ CalibrationReuse::~CalibrationReuse() { set_calibration_reuse(was_); }
 
 std::string calibration_key(const ir::Model& model, const std::vector<std::string>& watch, const CalibrationConfig& cfg,
                             const std::string& samples_sha256) {
-  std::string s = "model " + io::sha256_hex(ir::print_model(model)) + "\nsamples " + samples_sha256 + "\n";
+  std::string s = "model " + sha256_hex(ir::print_model(model)) + "\nsamples " + samples_sha256 + "\n";
   s += "threads " + std::to_string(cfg.threads) + "\n";
   put_list(s, "watch", watch);
   put_list(s, "channel_watch", cfg.channel_watch);
@@ -65,7 +64,7 @@ std::string calibration_key(const ir::Model& model, const std::vector<std::strin
   // Per-channel statistics get histograms only when asked (one per channel would be a lot of
   // memory), so for them the request decides.
   if (!cfg.per_channel_watch.empty()) s += cfg.histograms ? "per_channel_histograms 1\n" : "per_channel_histograms 0\n";
-  return io::sha256_hex(s);
+  return sha256_hex(s);
 }
 
 std::optional<CalibrationResult> kept_calibration(const std::string& key) {
