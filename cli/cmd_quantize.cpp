@@ -33,6 +33,7 @@
 #include "io/terminal.h"
 #include "ir/errors.h"
 #include "judge/quantize_budget.h"
+#include "judge/sequence_figures.h"
 #include "report/quantize_page.h"
 #include "transforms/check/check.h"
 #include "transforms/pipeline/pipeline.h"
@@ -200,15 +201,6 @@ void add_budget_flags(CLI::App& sub, judge::BudgetOptions& b) {
   sub.add_flag("--no-escalate", b.no_escalate, "Only the given configuration: fail instead of escalating when the budget is unmet");
 }
 
-/// Whether a check failure judged causal-LM logits (perplexity ratio, token agreement).
-bool missed_on_language_model(const transforms::check::CheckFailed& e) {
-  for (const auto& c : e.record().value("checks", nlohmann::ordered_json::array())) {
-    const std::string metric = c.value("metric", "");
-    if (metric == "perplexity_ratio" || metric == "token_agreement") return true;
-  }
-  return false;
-}
-
 /// Runs the pipelines in order until one meets its check; earlier misses go to the sidecar's
 /// "escalation". The last miss is the run's failure (exit 1, no model, the report written).
 /// `language_model_step` (may be empty) goes next, once, after a miss on causal-LM logits.
@@ -225,7 +217,7 @@ int run_with_budget(ConvertOptions c, std::vector<std::string> pipelines, const 
     try {
       return run_convert(c);
     } catch (transforms::check::CheckFailed& e) {
-      const bool language_model = !language_model_step.empty() && missed_on_language_model(e) &&
+      const bool language_model = !language_model_step.empty() && judge::judged_language_model(e.record().value("checks", nlohmann::ordered_json::array())) &&
                                   std::find(pipelines.begin(), pipelines.end(), language_model_step) == pipelines.end();
       if (language_model) pipelines.insert(pipelines.begin() + static_cast<std::ptrdiff_t>(i) + 1, language_model_step);
       if (last && !language_model) throw;

@@ -51,13 +51,13 @@ json sequence_figures(const std::string& output, const SequenceStats& s, const S
     out.push_back(std::move(f));
     return out;
   }
-  json ppl = figure(output, "perplexity_ratio", s.perplexity_ratio(), s.perplexity_ratio_interval(), s);
+  json ppl = figure(output, kPerplexityRatioMetric, s.perplexity_ratio(), s.perplexity_ratio_interval(), s);
   judge_figure(ppl, b.judged.count("perplexity") > 0, b.max_perplexity_ratio, false, s.perplexity_ratio(),
                s.perplexity_ratio_interval());
   ppl["perplexity"] = json_number(round6(s.perplexity()));
   ppl["reference_perplexity"] = json_number(round6(s.reference_perplexity()));
   out.push_back(std::move(ppl));
-  json agree = figure(output, "token_agreement", s.token_agreement(), s.token_agreement_interval(), s);
+  json agree = figure(output, kTokenAgreementMetric, s.token_agreement(), s.token_agreement_interval(), s);
   judge_figure(agree, b.judged.count("token-agreement") > 0, b.min_token_agreement, true, s.token_agreement(),
                s.token_agreement_interval());
   out.push_back(std::move(agree));
@@ -65,6 +65,14 @@ json sequence_figures(const std::string& output, const SequenceStats& s, const S
   judge_figure(kl, b.judged.count("kl") > 0, b.max_kl, false, s.kl_mean(), s.kl_interval());
   out.push_back(std::move(kl));
   return out;
+}
+
+bool judged_language_model(const json& checks) {
+  for (const auto& c : checks) {
+    const std::string metric = c.value("metric", "");
+    if (metric == kPerplexityRatioMetric || metric == kTokenAgreementMetric) return true;
+  }
+  return false;
 }
 
 }  // namespace mcc::judge

@@ -32,4 +32,11 @@ SequenceBudget default_sequence_budget(const std::string& profile);
 /// [{output, metric, value, interval: [lo, hi], threshold, verdict, tokens, samples, ...}].
 nlohmann::ordered_json sequence_figures(const std::string& output, const SequenceStats& s, const SequenceBudget& b);
 
+/// Metric names of the judged causal-LM figures, as sequence_figures writes them.
+inline constexpr const char* kPerplexityRatioMetric = "perplexity_ratio";
+inline constexpr const char* kTokenAgreementMetric = "token_agreement";
+
+/// Whether a check's figures (its "checks" array) judged causal-LM logits.
+bool judged_language_model(const nlohmann::ordered_json& checks);
+
 }  // namespace mcc::judge

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "judge/quantize_budget.h"
+#include "judge/sequence_figures.h"
 #include "support/paths.h"
 
 using namespace mcc;
@@ -38,4 +39,17 @@ TEST_CASE("quantize budget: the static ladder and its causal-LM step") {
   nlohmann::ordered_json dynamic = static_stage();
   dynamic["mode"] = "dynamic";
   CHECK(judge::plan_budget({}, dynamic).language_model_step.is_null());
+}
+
+TEST_CASE("quantize budget: a miss on causal-LM logits is told from other misses by its figures") {
+  const nlohmann::ordered_json lm = nlohmann::ordered_json::parse(
+      R"([{"output": "logits", "metric": "perplexity_ratio", "verdict": "fail"},
+          {"output": "logits", "metric": "kl_mean", "verdict": "reported"}])");
+  const nlohmann::ordered_json agreement = nlohmann::ordered_json::parse(R"([{"metric": "token_agreement"}])");
+  const nlohmann::ordered_json image = nlohmann::ordered_json::parse(
+      R"([{"output": "output", "metric": "cosine_mean", "verdict": "fail"}, {"metric": "top1_agreement"}])");
+  CHECK(judge::judged_language_model(lm));
+  CHECK(judge::judged_language_model(agreement));
+  CHECK_FALSE(judge::judged_language_model(image));
+  CHECK_FALSE(judge::judged_language_model(nlohmann::ordered_json::array()));
 }
