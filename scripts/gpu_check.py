@@ -19,6 +19,16 @@
       timings use the same inputs.
   gpu_check.py info
       Prints the onnxruntime version and its providers (one line), or why it cannot be imported.
+  gpu_check.py skeleton IN.onnx OUT.onnx
+      Writes IN without the data of its float initializers of 4096 elements or more: each keeps
+      its name, type and shape, and its doc_string records the data's mean and standard deviation.
+      For a GPU machine that cannot reach the models and cannot take them along (a 650 MB LLM):
+      the skeleton is a few hundred KB. Everything else (graph, small constants, integer tensors)
+      is kept as it is.
+  gpu_check.py refill SKELETON.onnx OUT.onnx
+      Writes a runnable model from a skeleton: every emptied initializer is filled with seeded
+      normal values of its recorded mean and deviation (seed from the tensor's name, so the same
+      skeleton always gives the same model). Timings hold; outputs are not the real model's.
 """
 import json
 import sys
@@ -191,8 +201,56 @@ def cmd_ort(args):
                       "ort_version": ort.__version__}))
 
 
+SKELETON_MIN_ELEMENTS = 4096
+SKELETON_TAG = "mcc-skeleton"
+
+
+def cmd_skeleton(args):
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(args[0])
+    emptied = 0
+    for t in model.graph.initializer:
+        if t.data_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16):
+            continue
+        a = numpy_helper.to_array(t)
+        if a.size < SKELETON_MIN_ELEMENTS:
+            continue
+        a = a.astype(np.float64)
+        dims, dtype, name = list(t.dims), t.data_type, t.name
+        t.Clear()
+        t.name, t.data_type = name, dtype
+        t.dims.extend(dims)
+        t.doc_string = f"{SKELETON_TAG} mean={a.mean():.9g} std={a.std():.9g}"
+        emptied += 1
+    onnx.save(model, args[1])
+    print(f"{args[1]}: {emptied} initializers emptied")
+
+
+def cmd_refill(args):
+    import zlib
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(args[0])
+    filled = 0
+    for t in model.graph.initializer:
+        if not t.doc_string.startswith(SKELETON_TAG):
+            continue
+        stats = dict(kv.split("=") for kv in t.doc_string.split()[1:])
+        rng = np.random.default_rng(zlib.crc32(t.name.encode()))
+        a = rng.standard_normal(tuple(t.dims), dtype=np.float32) * np.float32(stats["std"]) + np.float32(stats["mean"])
+        dtype = np.float16 if t.data_type == onnx.TensorProto.FLOAT16 else np.float32
+        t.CopyFrom(numpy_helper.from_array(a.astype(dtype), t.name))
+        filled += 1
+    onnx.save(model, args[1])
+    print(f"{args[1]}: {filled} initializers filled with seeded random values")
+
+
 def main():
-    cmds = {"info": cmd_info, "shapes": cmd_shapes, "sample": cmd_sample, "batchable": cmd_batchable, "ort": cmd_ort}
+    cmds = {"info": cmd_info, "shapes": cmd_shapes, "sample": cmd_sample, "batchable": cmd_batchable, "ort": cmd_ort,
+            "skeleton": cmd_skeleton, "refill": cmd_refill}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__)
         sys.exit(2)

@@ -5,7 +5,11 @@
 #include <string>
 
 namespace mcc::test {
-inline std::filesystem::path source_dir() { return MCC_SOURCE_DIR; }
+/// The source tree (MCC_SOURCE_DIR overrides: a test binary built on one machine and run on another).
+inline std::filesystem::path source_dir() {
+  if (const char* e = std::getenv("MCC_SOURCE_DIR")) return e;
+  return MCC_SOURCE_DIR;
+}
 /// Debian's libonnx-testdata (node, simple, pytorch-converted, pytorch-operator).
 inline std::filesystem::path onnx_testdata_dir() {
   if (const char* e = std::getenv("MCC_ONNX_BACKEND_TEST_DIR")) return e;

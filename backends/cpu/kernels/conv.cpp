@@ -350,7 +350,7 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   const bool direct = std::is_same_v<T, float> && !pointwise && g.in[0] == 1 && g.k[0] == 1 &&
                       g.stride[2] == 1 && g.out[2] * 4 >= row_lanes * 3;
   ctx.parallel_for(p.n * p.group * blocks * msplit, mc * K * nb, [&](int64_t b, int64_t e) {
-    std::vector<T> col(pointwise || direct ? 0 : static_cast<size_t>(K * nb));
+    std::vector<T> col;  // the im2col block, sized when a block needs one (not the direct kernel's)
     for (int64_t item = b; item < e; ++item) {
       const int64_t mi = item % msplit, rest = item / msplit;
       const int64_t blk = rest % blocks, ng = rest / blocks, gi = ng % p.group, ni = ng / p.group;
@@ -369,6 +369,8 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
       const T* src = xg + p0;
       int64_t ld = IP;
       if (!pointwise) {
+        // Also when the direct kernel declined the block (it is not built without AVX-512).
+        if (col.empty()) col.resize(static_cast<size_t>(K * nb));
         im2col_block(g, cg, xg, p0, cnt, col.data());
         src = col.data();
         ld = cnt;
