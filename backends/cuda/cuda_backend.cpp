@@ -55,7 +55,7 @@ class CudaBackend final : public Backend {
 
   ir::Tensor download(const ir::Tensor& dev) const override {
     if (dev.device().is_host()) return dev;
-    ir::Tensor out = ir::Tensor::allocate(dev.dtype(), dev.dims());
+    ir::Tensor out = ir::Tensor::from_buffer(dev.dtype(), dev.dims(), rt::allocate_download_buffer(dev.nbytes()));
     rt::copy_to_host(out.mutable_raw(), dev.device_data(), dev.nbytes());
     rt::check_device_errors();
     return out;

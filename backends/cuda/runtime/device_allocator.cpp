@@ -1,6 +1,7 @@
-// Caching device allocator: requests are rounded up to a size class (512-byte steps up to 4 KiB,
+// Caching allocators for device memory and for page-locked host memory (the outputs that come
+// back from the device): requests are rounded up to a size class (512-byte steps up to 4 KiB,
 // then four classes per power of two), freed blocks wait in a free list per class and are
-// handed out again. Thread-safe (one mutex). Memory is returned to the runtime only by
+// handed out again. Thread-safe (one mutex each). Memory is returned to the runtime only by
 // release_cached_device_memory() or when an allocation fails (cache flushed, then one retry).
 #include "backends/cuda/runtime/device_allocator.h"
 
@@ -15,6 +16,11 @@ namespace mcc::cuda {
 namespace {
 
 constexpr size_t kMinBlock = 512;
+// Downloads below this size are plain host memory (a page-locked block costs more to set up than
+// such a copy gains); above kMaxPinnedInUse of page-locked memory held by live outputs (an eval
+// keeping every sample's outputs), further downloads are plain memory too.
+constexpr size_t kMinPinnedDownload = size_t{256} << 10;
+constexpr size_t kMaxPinnedInUse = size_t{2} << 30;
 
 /// The size class of a request: a multiple of 512 up to 4 KiB, then 1, 1.25, 1.5 or 1.75 times
 /// a power of two (rounded up to 512), so a cached block wastes at most a quarter of itself.
@@ -29,6 +35,7 @@ size_t size_class(size_t bytes) {
 
 class Cache {
  public:
+  Cache(void* (*alloc)(size_t), void (*release)(void*)) : alloc_(alloc), release_(release) {}
   void* take(size_t cls) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -43,10 +50,10 @@ class Cache {
     }
     void* p = nullptr;
     try {
-      p = device_malloc(cls);
+      p = alloc_(cls);
     } catch (const BackendError&) {
       release_all();
-      p = device_malloc(cls);
+      p = alloc_(cls);
     }
     std::lock_guard<std::mutex> lock(mu_);
     used_ += cls;
@@ -66,7 +73,7 @@ class Cache {
       cached_ = 0;
     }
     for (auto& [cls, list] : blocks)
-      for (void* p : list) device_free(p);
+      for (void* p : list) release_(p);
   }
   size_t used() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -78,6 +85,8 @@ class Cache {
   }
 
  private:
+  void* (*alloc_)(size_t);
+  void (*release_)(void*);
   std::mutex mu_;
   std::map<size_t, std::vector<void*>> free_;
   size_t used_ = 0, cached_ = 0;
@@ -86,22 +95,28 @@ class Cache {
 /// Leaked on purpose: buffers may be released during static destruction, after the runtime is
 /// gone; the process exit reclaims device memory anyway.
 Cache& cache() {
-  static Cache* c = new Cache();
+  static Cache* c = new Cache(device_malloc, device_free);
+  return *c;
+}
+Cache& pinned_cache() {
+  static Cache* c = new Cache(pinned_malloc, pinned_free);
   return *c;
 }
 
-class DeviceBuffer final : public ir::Buffer {
+class CachedBuffer final : public ir::Buffer {
  public:
-  DeviceBuffer(void* p, size_t bytes, size_t cls) : p_(static_cast<std::byte*>(p)), bytes_(bytes), cls_(cls) {
-    device_ = ir::Device{ir::DeviceType::Cuda, 0};
+  CachedBuffer(Cache& from, ir::Device where, void* p, size_t bytes, size_t cls)
+      : from_(from), p_(static_cast<std::byte*>(p)), bytes_(bytes), cls_(cls) {
+    device_ = where;
   }
-  ~DeviceBuffer() override { cache().give_back(p_, cls_); }
+  ~CachedBuffer() override { from_.give_back(p_, cls_); }
   const std::byte* data() const override { return p_; }
   size_t size() const override { return bytes_; }
   std::byte* mutable_data() override { return p_; }
   bool writable() const override { return true; }
 
  private:
+  Cache& from_;
   std::byte* p_;
   size_t bytes_, cls_;
 };
@@ -110,13 +125,25 @@ class DeviceBuffer final : public ir::Buffer {
 
 std::shared_ptr<ir::Buffer> allocate_device_buffer(size_t bytes) {
   const size_t cls = size_class(bytes);
-  return std::make_shared<DeviceBuffer>(cache().take(cls), bytes, cls);
+  return std::make_shared<CachedBuffer>(cache(), ir::Device{ir::DeviceType::Cuda, 0}, cache().take(cls), bytes, cls);
 }
+
+std::shared_ptr<ir::Buffer> allocate_download_buffer(size_t bytes) {
+  if (bytes < kMinPinnedDownload || pinned_cache().used() + bytes > kMaxPinnedInUse)
+    return ir::make_owned_buffer(bytes);
+  const size_t cls = size_class(bytes);
+  return std::make_shared<CachedBuffer>(pinned_cache(), ir::Device{}, pinned_cache().take(cls), bytes, cls);
+}
+
+size_t used_pinned_bytes() { return pinned_cache().used(); }
 
 size_t cached_device_bytes() { return cache().cached(); }
 
 size_t used_device_bytes() { return cache().used(); }
 
-void release_cached_device_memory() { cache().release_all(); }
+void release_cached_device_memory() {
+  cache().release_all();
+  pinned_cache().release_all();
+}
 
 }  // namespace mcc::cuda

@@ -111,6 +111,32 @@ TEST_CASE("cuda allocator: freed blocks are cached by size class and reused") {
   CHECK(cuda::used_device_bytes() == used0);
 }
 
+TEST_CASE("cuda backend: large downloads land in cached page-locked host blocks, small ones in plain memory") {
+  const backends::Backend& b = cuda_be();
+  cuda::release_cached_device_memory();
+  const size_t pinned0 = cuda::used_pinned_bytes();
+  std::vector<float> big(100000), small(1000);  // 400 KB (above the 256 KiB floor) and 4 KB
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 977) * 0.5f - 3.f;
+  for (size_t i = 0; i < small.size(); ++i) small[i] = static_cast<float>(i) - 500.f;
+  const Tensor dbig = b.upload(Tensor::from_vector<float>({100, 1000}, big));
+  const Tensor dsmall = b.upload(Tensor::from_vector<float>({1000}, small));
+  const std::byte* first = nullptr;
+  for (int run = 0; run < 2; ++run) {
+    CAPTURE(run);
+    const Tensor hb = b.download(dbig), hs = b.download(dsmall);
+    CHECK(hb.device().is_host());
+    CHECK(hb.dims() == std::vector<int64_t>{100, 1000});
+    REQUIRE(hb.nbytes() == big.size() * sizeof(float));
+    CHECK(std::memcmp(hb.raw(), big.data(), hb.nbytes()) == 0);
+    CHECK(std::memcmp(hs.raw(), small.data(), hs.nbytes()) == 0);
+    CHECK(cuda::used_pinned_bytes() == pinned0 + 458752);  // only the large one, in its size class (1.75 x 256 KiB)
+    if (run == 0) first = static_cast<const std::byte*>(hb.raw());
+    else CHECK(static_cast<const std::byte*>(hb.raw()) == first);  // the freed block again
+  }
+  CHECK(cuda::used_pinned_bytes() == pinned0);
+  cuda::release_cached_device_memory();
+}
+
 TEST_CASE("cuda backend: upload and download keep values, dtype and dims; device tags") {
   const backends::Backend& b = cuda_be();
   const std::vector<Tensor> hosts = {
