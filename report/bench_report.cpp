@@ -126,6 +126,11 @@ std::string render_bench(const nlohmann::ordered_json& j) {
   std::snprintf(line, sizeof line, "throughput: %.1f runs/s   peak RSS: %.1f MB\n", j["throughput_per_s"].get<double>(),
                 j["peak_rss_mb"].get<double>());
   out += line;
+  if (j.contains("cpu")) {
+    const auto& c = j["cpu"];
+    out += "cpu: " + c["model"].get<std::string>() + "; f32 matmul kernels " + c["matmul_f32_isa"].get<std::string>() +
+           " (chosen at run time), other kernels built for " + c["build_isa"].get<std::string>() + "\n";
+  }
   if (j.contains("device_stats")) out += render_bench_device_stats(j);
   if (j.contains("profile_by_op")) {
     std::snprintf(line, sizeof line, "\n%-24s %6s %12s %7s\n", "op", "nodes", "ms/run", "share");

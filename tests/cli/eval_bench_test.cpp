@@ -122,6 +122,11 @@ TEST_CASE("bench: reports median and p90 latency as JSON") {
   CHECK(j["p90_ms"].get<double>() >= j["median_ms"].get<double>());
   CHECK(j["threads"] == 1);
   CHECK(j["runs"] == 5);
+  // The CPU and the kernels' instruction sets, printed with every timing.
+  const std::string isa = j["cpu"]["matmul_f32_isa"].get<std::string>();
+  CHECK((isa == "avx512" || isa == "avx2" || isa == "eigen"));
+  CHECK(!j["cpu"]["model"].get<std::string>().empty());
+  CHECK(!j["cpu"]["build_isa"].get<std::string>().empty());
   CHECK(run_mcc({"bench", golden("mnist") + "/model.onnx", "--runs", "0"}).code == 2);
 }
 

@@ -1,27 +1,45 @@
-// f32 GEMM for MatMul: C[M, N] = A[M, K] * B[K, N], all row-major, on AVX-512.
-// B is packed into panels of 32 columns (K x 32 contiguous, zero-padded); register tiles of
-// 8 rows x 32 columns (16 accumulators), A values broadcast straight from its rows. K is split
-// into blocks of at most 512 (a 64 KB panel block, in L2, re-read by every row tile of A; packed
-// B is read front to back, so the row tiles share out prefetching the next block into L2). Each output is summed over k in order (blocks in order, each block continuing the previous
-// partial sum in C), so results are deterministic and independent of the thread count.
-// Without AVX-512 the functions are not used (matmul_f32_available() is false).
+// f32 GEMM for MatMul: C[M, N] = A[M, K] * B[K, N], all row-major, with the instruction set
+// picked at run time (matmul_f32_isa): the kernels are compiled for AVX-512 and for AVX2+FMA
+// through target attributes, whatever the build's -march, and the CPU's cpuid chooses.
+// B is packed into panels of 32 columns (K x 32 contiguous, zero-padded). AVX-512: register tiles
+// of 8 rows x 32 columns (16 accumulators); AVX2: 6 rows x 16 columns (12 of its 16 registers),
+// two per panel. A values are broadcast straight from its rows. K is split into blocks of at most
+// 512 (a 64 KB panel block, in L2, re-read by every row tile of A; on AVX-512 the row tiles share
+// out prefetching the next block into L2). Each output is summed over k in order with one fused
+// multiply-add per step (blocks in order, each continuing the previous partial sum in C), so
+// results are deterministic, independent of the thread count and the same bits on both
+// instruction sets. Without either (or MCC_CPU_ISA=eigen) matmul_f32_available() is false and
+// callers keep Eigen's GEMM.
 #include "backends/cpu/kernels/matmul_f32.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
-#if defined(__AVX512F__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#define MCC_X86_KERNELS 1
+#define MCC_TARGET_AVX512 __attribute__((target("avx512f")))
+#define MCC_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
 namespace mcc::backends::cpu {
 
 namespace {
 constexpr int64_t kNR = 32;    // columns per panel
-constexpr int64_t kMR = 8;     // rows per register tile
+constexpr int64_t kMR = 8;     // rows per register tile (AVX-512)
+constexpr int64_t kMR2 = 6;    // rows per register tile (AVX2)
 constexpr int64_t kKC = 512;   // largest K block
 
-#if defined(__AVX512F__)
+// K blocks: at most kKC each, as even as possible (the same split on every instruction set).
+int64_t k_step(int64_t K) {
+  const int64_t nk = (K + kKC - 1) / kKC;
+  return (K + nk - 1) / nk;
+}
+
+#if defined(MCC_X86_KERNELS)
 // One MR x 32 tile over k in [0, kc): C = (accumulate ? C : 0) + A * Bp. Kept out of line so GCC
 // keeps the accumulators in registers.
 // Prefetch share of one tile: `lines` cache lines from `at`, one every `every` k steps.
@@ -32,7 +50,7 @@ struct Prefetch {
 
 // With PF, the tile prefetches its share of the next packed block into L2 on the way.
 template <int MR, bool PF>
-__attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda, const float* Bp, float* C,
+MCC_TARGET_AVX512 __attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda, const float* Bp, float* C,
                                     int64_t ldc, __mmask16 m0, __mmask16 m1, bool accumulate,
                                     Prefetch pf) {
   int64_t pf_next = 0, pf_done = 0;
@@ -81,10 +99,10 @@ constexpr TileFn kTiles[2][kMR + 1] = {
      tile<6, true>, tile<7, true>, tile<8, true>}};
 
 // Rows [r0, r1) x panels [p0, p1) of C.
-void run_block(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A, int64_t lda,
-               const PackedB& B, float* C, int64_t ldc) {
+MCC_TARGET_AVX512 void run_block_avx512(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A,
+                                        int64_t lda, const PackedB& B, float* C, int64_t ldc) {
   const int64_t K = B.K, N = B.N;
-  const int64_t nk = (K + kKC - 1) / kKC, kstep = (K + nk - 1) / nk;
+  const int64_t kstep = k_step(K);
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t j = p * kNR, left = N - j;
     const __mmask16 m0 = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
@@ -114,16 +132,122 @@ void run_block(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A, i
     }
   }
 }
+
+// One MR x 16 tile (half a panel) over k in [0, kc): C = (accumulate ? C : 0) + A * Bp, with
+// Bp's rows kNR floats apart; `cols` (1..16) columns of C are read and written.
+template <int MR>
+MCC_TARGET_AVX2 __attribute__((noinline)) void tile_avx2(int64_t kc, const float* A, int64_t lda,
+                                                         const float* Bp, float* C, int64_t ldc,
+                                                         int cols, bool accumulate) {
+  alignas(32) static const int kLanes[24] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0,
+                                             0, 0, 0, 0, 0, 0, 0, 0};
+  // Lane i of m0 is on when i < cols, of m1 when 8 + i < cols.
+  const __m256i m0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - std::min(cols, 8)));
+  const __m256i m1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - std::clamp(cols - 8, 0, 8)));
+  __m256 c0[MR], c1[MR];
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; ++i) {
+    if (accumulate) {
+      c0[i] = _mm256_maskload_ps(C + i * ldc, m0);
+      c1[i] = _mm256_maskload_ps(C + i * ldc + 8, m1);
+    } else {
+      c0[i] = _mm256_setzero_ps();
+      c1[i] = _mm256_setzero_ps();
+    }
+  }
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(Bp + k * kNR);
+    const __m256 b1 = _mm256_loadu_ps(Bp + k * kNR + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      const __m256 a = _mm256_broadcast_ss(A + i * lda + k);
+      c0[i] = _mm256_fmadd_ps(a, b0, c0[i]);
+      c1[i] = _mm256_fmadd_ps(a, b1, c1[i]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; ++i) {
+    _mm256_maskstore_ps(C + i * ldc, m0, c0[i]);
+    _mm256_maskstore_ps(C + i * ldc + 8, m1, c1[i]);
+  }
+}
+
+using Tile2Fn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, int, bool);
+constexpr Tile2Fn kTiles2[kMR2 + 1] = {nullptr,         tile_avx2<1>, tile_avx2<2>, tile_avx2<3>,
+                                       tile_avx2<4>,    tile_avx2<5>, tile_avx2<6>};
+
+// Rows [r0, r1) x panels [p0, p1) of C, each panel as two halves of 16 columns.
+void run_block_avx2(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A, int64_t lda,
+                    const PackedB& B, float* C, int64_t ldc) {
+  const int64_t K = B.K, N = B.N;
+  const int64_t kstep = k_step(K);
+  for (int64_t p = p0; p < p1; ++p) {
+    const float* panel = B.data.data() + p * K * kNR;
+    for (int64_t k0 = 0; k0 < K; k0 += kstep) {
+      const int64_t kc = std::min(kstep, K - k0);
+      for (int64_t h = 0; h < 2; ++h) {
+        const int64_t j = p * kNR + h * 16, cols = std::min<int64_t>(16, N - j);
+        if (cols <= 0) break;
+        for (int64_t r = r0; r < r1; r += kMR2) {
+          const int64_t mr = std::min(kMR2, r1 - r);
+          kTiles2[mr](kc, A + r * lda + k0, lda, panel + k0 * kNR + h * 16, C + r * ldc + j, ldc,
+                      static_cast<int>(cols), k0 > 0);
+        }
+      }
+    }
+  }
+}
 #endif
+
+MatmulIsa detect_isa() {
+#if defined(MCC_X86_KERNELS)
+  if (const char* e = std::getenv("MCC_CPU_ISA")) {
+    const std::string v = e;
+    if (v == "eigen") return MatmulIsa::Eigen;
+    if (v == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? MatmulIsa::Avx2 : MatmulIsa::Eigen;
+  }
+  if (__builtin_cpu_supports("avx512f")) return MatmulIsa::Avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return MatmulIsa::Avx2;
+#endif
+  return MatmulIsa::Eigen;
+}
+
+std::atomic<int>& isa_slot() {
+  static std::atomic<int> slot{static_cast<int>(detect_isa())};
+  return slot;
+}
+
+bool cpu_has(MatmulIsa isa) {
+#if defined(MCC_X86_KERNELS)
+  switch (isa) {
+    case MatmulIsa::Avx512: return __builtin_cpu_supports("avx512f");
+    case MatmulIsa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case MatmulIsa::Eigen: return true;
+  }
+#endif
+  return isa == MatmulIsa::Eigen;
+}
 }  // namespace
 
-bool matmul_f32_available() {
-#if defined(__AVX512F__)
-  return true;
-#else
-  return false;
-#endif
+MatmulIsa matmul_f32_isa() { return static_cast<MatmulIsa>(isa_slot().load(std::memory_order_relaxed)); }
+
+const char* matmul_isa_name(MatmulIsa isa) {
+  switch (isa) {
+    case MatmulIsa::Avx512: return "avx512";
+    case MatmulIsa::Avx2: return "avx2";
+    case MatmulIsa::Eigen: return "eigen";
+  }
+  return "eigen";
 }
+
+bool matmul_f32_use_isa(MatmulIsa isa) {
+  if (!cpu_has(isa)) return false;
+  isa_slot().store(static_cast<int>(isa), std::memory_order_relaxed);
+  return true;
+}
+
+bool matmul_f32_available() { return matmul_f32_isa() != MatmulIsa::Eigen; }
 
 void pack_b_f32(const float* B, int64_t ldb, int64_t K, int64_t N, PackedB& out) {
   const int64_t panels = (N + kNR - 1) / kNR;
@@ -139,15 +263,18 @@ void pack_b_f32(const float* B, int64_t ldb, int64_t K, int64_t N, PackedB& out)
 
 void matmul_packed_f32(const KernelContext& ctx, int64_t M, const float* A, int64_t lda,
                        const PackedB& B, float* C, int64_t ldc, bool parallel) {
-#if defined(__AVX512F__)
-  if (M <= 0 || B.N <= 0) return;
+#if defined(MCC_X86_KERNELS)
+  const MatmulIsa isa = matmul_f32_isa();
+  if (M <= 0 || B.N <= 0 || isa == MatmulIsa::Eigen) return;
   if (B.K == 0) {
     for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + B.N, 0.f);
     return;
   }
-  const int64_t panels = (B.N + kNR - 1) / kNR, tiles = (M + kMR - 1) / kMR;
+  auto* run_block = isa == MatmulIsa::Avx512 ? run_block_avx512 : run_block_avx2;
+  const int64_t mr = isa == MatmulIsa::Avx512 ? kMR : kMR2;
+  const int64_t panels = (B.N + kNR - 1) / kNR, tiles = (M + mr - 1) / mr;
   const int threads = parallel ? std::max(1, ctx.num_threads()) : 1;
-  const int64_t cost = kMR * kNR * B.K * 2;
+  const int64_t cost = mr * kNR * B.K * 2;
   if (threads == 1) {
     run_block(0, M, 0, panels, A, lda, B, C, ldc);
   } else if (panels >= threads || panels >= tiles) {
@@ -156,7 +283,7 @@ void matmul_packed_f32(const KernelContext& ctx, int64_t M, const float* A, int6
     });
   } else {
     ctx.parallel_for(tiles, cost * panels, [&](int64_t b, int64_t e) {
-      run_block(b * kMR, std::min(M, e * kMR), 0, panels, A, lda, B, C, ldc);
+      run_block(b * mr, std::min(M, e * mr), 0, panels, A, lda, B, C, ldc);
     });
   }
 #else

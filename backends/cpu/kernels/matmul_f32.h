@@ -1,5 +1,6 @@
-// f32 GEMM with B packed into 32-column panels, for MatMul on AVX-512 builds (matmul_f32.cpp).
-// Without AVX-512 matmul_f32_available() is false and callers keep Eigen's GEMM.
+// f32 GEMM with B packed into 32-column panels, for MatMul (matmul_f32.cpp): AVX-512 or AVX2+FMA
+// kernels chosen at run time by the CPU. Where neither runs, matmul_f32_available() is false and
+// callers keep Eigen's GEMM.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -15,7 +16,15 @@ struct PackedB {
   std::vector<float> data;
 };
 
-/// True when the build has the AVX-512 kernel.
+/// The kernels' instruction set: the best the CPU has, or MCC_CPU_ISA=avx2|eigen (read once) to
+/// take a lesser one; the two instruction sets give the same bits.
+enum class MatmulIsa { Eigen, Avx2, Avx512 };
+MatmulIsa matmul_f32_isa();
+const char* matmul_isa_name(MatmulIsa isa);
+/// Switches the instruction set (tests, benchmarks); false, and no change, when the CPU lacks it.
+bool matmul_f32_use_isa(MatmulIsa isa);
+
+/// True when a packed kernel runs here (matmul_f32_isa() is not Eigen).
 bool matmul_f32_available();
 
 /// Packs B (row stride ldb) into `out`.
