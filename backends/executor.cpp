@@ -183,6 +183,10 @@ void Executor::recycle(RValue& v) {
     buf = prefix->whole();
   }
   v = RValue{};  // the tensor no longer holds it
+  pool_buffer(std::move(buf));
+}
+
+void Executor::pool_buffer(std::shared_ptr<ir::Buffer> buf) {
   std::lock_guard<std::mutex> lock(pool_mutex_);
   if (pool_bytes_ + buf->size() > kPoolCapBytes) return;
   pool_bytes_ += buf->size();
@@ -418,7 +422,19 @@ std::vector<RValue> Executor::run(const std::vector<std::pair<std::string, RValu
   for (const auto& f : feeds)
     if (!g.find_value(f.first) || std::find(g.inputs.begin(), g.inputs.end(), g.find_value(f.first)) == g.inputs.end())
       throw ModelError("data given for '" + f.first + "', which is not a graph input");
-  return run_graph(g, std::move(inputs), nullptr);
+  for (auto& buf : handed_out_)
+    if (buf.use_count() == 1) pool_buffer(std::move(buf));  // the caller dropped that output
+  handed_out_.clear();
+  std::vector<RValue> outputs = run_graph(g, std::move(inputs), nullptr);
+  for (const RValue& v : outputs) {
+    // On another backend, outputs come back in that backend's own host buffers (page-locked).
+    if (v.kind != RValue::Kind::Tensor || backend_ != &cpu_backend()) continue;
+    const std::shared_ptr<ir::Buffer>& buf = v.tensor.buffer();
+    if (buf && buf->writable() && buf->device().is_host() && buf->size() >= kPoolMinBytes &&
+        !dynamic_cast<PrefixBuffer*>(buf.get()))
+      handed_out_.push_back(buf);
+  }
+  return outputs;
 }
 
 std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> inputs, const Scope* outer) {

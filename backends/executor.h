@@ -161,6 +161,11 @@ class Executor {
     uint64_t released = 0;  // release order
   };
   std::map<size_t, std::vector<PooledBuffer>> pool_;
+  /// Host buffers of the outputs the last run() handed out: the next run() pools those the caller
+  /// has dropped, so a large output (a language model's logits) reuses its memory instead of
+  /// fresh pages every run.
+  std::vector<std::shared_ptr<ir::Buffer>> handed_out_;
+  void pool_buffer(std::shared_ptr<ir::Buffer> buf);
   uint64_t released_ = 0;
   size_t pool_bytes_ = 0;
   std::mutex pool_mutex_;

@@ -39,3 +39,34 @@ g (float[1,8,16,16] x) => (float[1,5,16,16] y) <int64[1] st = {0}, int64[1] en =
     CHECK(same);
   }
 }
+
+TEST_CASE("Executor: an output the caller dropped lends its memory to the next run; one kept is never touched") {
+  const ir::Model m = test::parse_onnx_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[64,64] x) => (float[64,64] y) {
+  y = Neg(x)
+}
+)");
+  backends::ExecOptions o;
+  o.threads = 1;
+  backends::Executor ex(m, o);
+  const ir::Tensor x1 = test::random_tensor({64, 64}, 5), x2 = test::random_tensor({64, 64}, 6);
+  auto run = [&](const ir::Tensor& x) { return ex.run({{"x", backends::RValue::of(x)}}).at(0).tensor; };
+  auto negates = [](const ir::Tensor& y, const ir::Tensor& x) {
+    bool ok = true;
+    for (size_t i = 0; i < y.data<float>().size(); ++i) ok = ok && y.data<float>()[i] == -x.data<float>()[i];
+    return ok;
+  };
+  const void* first = nullptr;
+  {
+    const ir::Tensor y = run(x1);
+    first = y.raw();
+    CHECK(negates(y, x1));
+  }  // dropped here
+  const ir::Tensor kept = run(x2);
+  CHECK(kept.raw() == first);  // the dropped output's buffer, not fresh pages
+  CHECK(negates(kept, x2));
+  const ir::Tensor next = run(x1);
+  CHECK(next.raw() != kept.raw());  // still held by the caller: not reused
+  CHECK(negates(kept, x2));
+  CHECK(negates(next, x1));
+}

@@ -3,7 +3,8 @@
 // two packed kernels must give the same bits (one fused multiply-add per k, in order, on every
 // set), at 1 and 2 threads; every set within f32 rounding of a double product. Shapes cover the
 // row-tile and half-panel edges (M not a multiple of 6 or 8, N not a multiple of 16 or 32), K
-// blocks (K > 512), batches with a shared and a per-batch B, and constant B (packed once).
+// blocks (K > 512), batches with a shared and a per-batch B, constant B (packed once), and a
+// product large enough to be written out with non-temporal stores.
 // Instruction sets the CPU lacks are reported, not run.
 #include <doctest/doctest.h>
 
@@ -76,7 +77,8 @@ TEST_CASE("f32 MatMul: AVX-512 and AVX2 kernels give the same bits, Eigen agrees
   const std::vector<Case> cases = {
       {{1, 1}, {1, 16}},           {{7, 513}, {513, 33}},      {{13, 1100}, {1100, 50}},
       {{6, 64}, {64, 16}},         {{25, 300}, {300, 100}},    {{3, 5, 40}, {3, 40, 48}},
-      {{2, 9, 70}, {70, 17}, true}, {{33, 128}, {128, 64}, true}};
+      {{2, 9, 70}, {70, 17}, true}, {{33, 128}, {128, 64}, true},
+      {{64, 8}, {8, 65536}}};  // a 16 MB product: rows staged and streamed out with non-temporal stores
   std::vector<MatmulIsa> sets;
   for (MatmulIsa isa : {MatmulIsa::Avx512, MatmulIsa::Avx2, MatmulIsa::Eigen}) {
     if (backends::cpu::matmul_f32_use_isa(isa)) sets.push_back(isa);

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -37,6 +38,38 @@ constexpr int64_t kKC = 512;   // largest K block
 int64_t k_step(int64_t K) {
   const int64_t nk = (K + kKC - 1) / kKC;
   return (K + nk - 1) / nk;
+}
+
+// The running sums of a panel's rows go to a contiguous buffer (rows kNR floats apart) and are
+// copied to C once per panel, when C would be re-read between K blocks (more than one), or when C
+// is so large that nothing reads it from the caches afterwards (kStreamBytes: the tied LM head's
+// logits). The copy then uses non-temporal stores: writing 128 bytes of each of hundreds of rows
+// per panel otherwise waits on a read of every line first (the LM head of SmolLM2 at seq 256 took
+// 126 ms instead of 100; ONNX Runtime 93). Same sums, same bits.
+constexpr int64_t kStreamBytes = int64_t{16} << 20;
+
+float* staging_rows(bool needed, int64_t rows) {
+  if (!needed) return nullptr;
+  thread_local std::vector<float> buf;
+  if (static_cast<int64_t>(buf.size()) < rows * kNR) buf.resize(static_cast<size_t>(rows * kNR));
+  return buf.data();
+}
+
+void unstage_panel(const float* stage, int64_t r0, int64_t r1, float* C, int64_t ldc, int64_t j, int64_t cols,
+                   bool stream) {
+#if defined(MCC_X86_KERNELS)
+  if (stream && cols == kNR && reinterpret_cast<uintptr_t>(C + r0 * ldc + j) % 16 == 0 && ldc % 4 == 0) {
+    for (int64_t r = r0; r < r1; ++r) {
+      float* d = C + r * ldc + j;
+      const float* src = stage + (r - r0) * kNR;
+      for (int64_t q = 0; q < kNR; q += 4) _mm_stream_ps(d + q, _mm_loadu_ps(src + q));
+    }
+    return;
+  }
+#endif
+  (void)stream;
+  for (int64_t r = r0; r < r1; ++r)
+    std::memcpy(C + r * ldc + j, stage + (r - r0) * kNR, sizeof(float) * static_cast<size_t>(cols));
 }
 
 #if defined(MCC_X86_KERNELS)
@@ -100,15 +133,16 @@ constexpr TileFn kTiles[2][kMR + 1] = {
 
 // Rows [r0, r1) x panels [p0, p1) of C.
 MCC_TARGET_AVX512 void run_block_avx512(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A,
-                                        int64_t lda, const PackedB& B, float* C, int64_t ldc) {
+                                        int64_t lda, const PackedB& B, float* C, int64_t ldc, bool stream) {
   const int64_t K = B.K, N = B.N;
   const int64_t kstep = k_step(K);
+  float* stage = staging_rows(K > kstep || stream, r1 - r0);
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t j = p * kNR, left = N - j;
-    const __mmask16 m0 = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
-    const __mmask16 m1 = left >= 32   ? __mmask16(0xFFFF)
-                         : left <= 16 ? __mmask16(0)
-                                      : __mmask16((1u << (left - 16)) - 1);
+    const __mmask16 m0 = stage || left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    const __mmask16 m1 = stage || left >= 32 ? __mmask16(0xFFFF)
+                         : left <= 16        ? __mmask16(0)
+                                             : __mmask16((1u << (left - 16)) - 1);
     const float* panel = B.data.data() + p * K * kNR;
     for (int64_t k0 = 0; k0 < K; k0 += kstep) {
       const int64_t kc = std::min(kstep, K - k0);
@@ -126,11 +160,14 @@ MCC_TARGET_AVX512 void run_block_avx512(int64_t r0, int64_t r1, int64_t p0, int6
           pf.lines = std::min(per_tile, lines - t * per_tile);
           pf.every = std::max<int64_t>(1, kc / pf.lines);
         }
-        kTiles[pf.lines > 0][mr](kc, A + r * lda + k0, lda, panel + k0 * kNR, C + r * ldc + j, ldc, m0, m1,
+        float* c = stage ? stage + (r - r0) * kNR : C + r * ldc + j;
+        kTiles[pf.lines > 0][mr](kc, A + r * lda + k0, lda, panel + k0 * kNR, c, stage ? kNR : ldc, m0, m1,
                                  k0 > 0, pf);
       }
     }
+    if (stage) unstage_panel(stage, r0, r1, C, ldc, j, std::min(kNR, left), stream);
   }
+  if (stream) _mm_sfence();  // the streamed rows are visible before the caller's threads join
 }
 
 // One MR x 16 tile (half a panel) over k in [0, kc): C = (accumulate ? C : 0) + A * Bp, with
@@ -179,24 +216,28 @@ constexpr Tile2Fn kTiles2[kMR2 + 1] = {nullptr,         tile_avx2<1>, tile_avx2<
 
 // Rows [r0, r1) x panels [p0, p1) of C, each panel as two halves of 16 columns.
 void run_block_avx2(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A, int64_t lda,
-                    const PackedB& B, float* C, int64_t ldc) {
+                    const PackedB& B, float* C, int64_t ldc, bool stream) {
   const int64_t K = B.K, N = B.N;
   const int64_t kstep = k_step(K);
+  float* stage = staging_rows(K > kstep || stream, r1 - r0);
   for (int64_t p = p0; p < p1; ++p) {
     const float* panel = B.data.data() + p * K * kNR;
     for (int64_t k0 = 0; k0 < K; k0 += kstep) {
       const int64_t kc = std::min(kstep, K - k0);
       for (int64_t h = 0; h < 2; ++h) {
-        const int64_t j = p * kNR + h * 16, cols = std::min<int64_t>(16, N - j);
+        const int64_t j = p * kNR + h * 16, cols = stage ? 16 : std::min<int64_t>(16, N - j);
         if (cols <= 0) break;
         for (int64_t r = r0; r < r1; r += kMR2) {
           const int64_t mr = std::min(kMR2, r1 - r);
-          kTiles2[mr](kc, A + r * lda + k0, lda, panel + k0 * kNR + h * 16, C + r * ldc + j, ldc,
+          float* c = stage ? stage + (r - r0) * kNR + h * 16 : C + r * ldc + j;
+          kTiles2[mr](kc, A + r * lda + k0, lda, panel + k0 * kNR + h * 16, c, stage ? kNR : ldc,
                       static_cast<int>(cols), k0 > 0);
         }
       }
     }
+    if (stage) unstage_panel(stage, r0, r1, C, ldc, p * kNR, std::min(kNR, N - p * kNR), stream);
   }
+  if (stream) _mm_sfence();
 }
 #endif
 
@@ -275,15 +316,16 @@ void matmul_packed_f32(const KernelContext& ctx, int64_t M, const float* A, int6
   const int64_t panels = (B.N + kNR - 1) / kNR, tiles = (M + mr - 1) / mr;
   const int threads = parallel ? std::max(1, ctx.num_threads()) : 1;
   const int64_t cost = mr * kNR * B.K * 2;
+  const bool stream = M * ldc * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
   if (threads == 1) {
-    run_block(0, M, 0, panels, A, lda, B, C, ldc);
+    run_block(0, M, 0, panels, A, lda, B, C, ldc, stream);
   } else if (panels >= threads || panels >= tiles) {
     ctx.parallel_for(panels, cost * tiles, [&](int64_t b, int64_t e) {
-      run_block(0, M, b, e, A, lda, B, C, ldc);
+      run_block(0, M, b, e, A, lda, B, C, ldc, stream);
     });
   } else {
     ctx.parallel_for(tiles, cost * panels, [&](int64_t b, int64_t e) {
-      run_block(b * mr, std::min(M, e * mr), 0, panels, A, lda, B, C, ldc);
+      run_block(b * mr, std::min(M, e * mr), 0, panels, A, lda, B, C, ldc, stream);
     });
   }
 #else
