@@ -33,6 +33,24 @@
 namespace fs = std::filesystem;
 
 namespace mcc::cli {
+namespace {
+
+// "attention_mask, position_ids and 60 past-cache inputs".
+std::string describe_defaulted(const std::vector<std::string>& names) {
+  std::string out;
+  size_t cache = 0;
+  for (const auto& n : names) {
+    if (n.find("past") != std::string::npos) {
+      ++cache;
+      continue;
+    }
+    out += (out.empty() ? "" : ", ") + n;
+  }
+  if (cache) out += (out.empty() ? "" : " and ") + std::to_string(cache) + " past-cache input" + (cache > 1 ? "s" : "");
+  return out;
+}
+
+}  // namespace
 
 struct EvalOptions {
   std::string model, golden, reference, inputs, save_outputs, report, backend = "cpu";
@@ -134,10 +152,12 @@ int run_eval(const EvalOptions& o) {
                      output_names);
   }
 
+  std::vector<std::string> defaulted;  // a KV-cache decoder's inputs the samples leave out
   for (size_t i = 0; i < n_samples; ++i) {
     ir::BoundSample s = data_dir.empty()
                             ? io::random_sample(g, shape_over, static_cast<uint64_t>(o.random_seed), static_cast<int>(i))
                             : ir::bind_sample(g, ir::load_sample(dirs[i], have_golden || o.reference.empty()), true);
+    if (i == 0) defaulted = s.defaulted;
     const judge::SequenceFeeds seq = judge::sequence_feeds(s.feeds);
     auto outs = exec.run(io::to_feeds(s));
     if (!o.save_outputs.empty()) {
@@ -204,6 +224,8 @@ int run_eval(const EvalOptions& o) {
     io::print_requested(io::dump_json(result, 2) + "\n");
   } else {
     io::print_out("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
+    if (!defaulted.empty())
+      io::print_out("fed as an empty-cache prefill (not in the samples): %s\n", describe_defaulted(defaulted).c_str());
     if (compared == 0 && sequence.empty()) {
       io::print_out("no expected outputs to compare%s\n", nothing ? "; outputs saved" : "");
     } else if (compared == 0) {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "ir/decoder_feeds.h"
 #include "ir/npy.h"
 #include "ir/onnx_io.h"
 
@@ -159,6 +160,7 @@ BoundSample bind_sample(const Graph& g, const Sample& s, bool non_tensor_inputs)
       throw ModelError(f.path + ": the model has only " + std::to_string(g.outputs.size()) + " outputs");
     b.expected[k] = read_as_declared(f.path, *g.outputs[k]);
   }
+  b.defaulted = fill_decoder_cache_inputs(g, b);
   return b;
 }
 

@@ -33,6 +33,7 @@ struct BoundSample {
   std::vector<std::pair<std::string, Tensor>> feeds;           // tensor inputs (and present optional tensors)
   std::vector<std::pair<std::string, TestValue>> value_feeds;  // sequence / empty optional inputs
   std::vector<std::optional<TestValue>> expected;              // one slot per graph output
+  std::vector<std::string> defaulted;  // inputs the sample left out, fed as an empty-cache prefill (decoder_feeds.h)
 };
 
 /// Sample folders under dir (or {dir} itself when it holds tensors directly), in natural
@@ -50,6 +51,8 @@ Sample load_sample(const std::string& sample_dir, bool with_outputs);
 /// Sequence and empty optional inputs go to value_feeds when non_tensor_inputs is set, else throw
 /// UnsupportedError naming the file. Throws ModelError naming the file for files that match
 /// nothing or do not hold the declared kind; a declared map throws UnsupportedError.
+/// A KV-cache decoder's cache, attention_mask and position_ids inputs that the sample leaves out
+/// are fed as an empty-cache prefill (fill_decoder_cache_inputs) and listed in `defaulted`.
 BoundSample bind_sample(const Graph& g, const Sample& s, bool non_tensor_inputs = false);
 
 }  // namespace mcc::ir

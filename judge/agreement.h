@@ -6,6 +6,7 @@
 // measured (they are listed as skipped). Sequence outputs (sequence_metrics.h): causal-LM logits
 // are scored token by token (perplexity ratio, next-token agreement, KL) instead of by cosine,
 // and outputs shaped like a padded sample's attention_mask are compared on unmasked positions.
+// A KV-cache decoder's present.* outputs are skipped: the logits judge them.
 #pragma once
 #include <cstdint>
 #include <string>
