@@ -21,6 +21,7 @@
 #include "io/files.h"
 #include "io/json_text.h"
 #include "io/samples.h"
+#include "ir/decoder_feeds.h"
 #include "io/terminal.h"
 #include "ir/npy.h"
 #include "judge/eval_outputs.h"
@@ -36,11 +37,11 @@ namespace mcc::cli {
 namespace {
 
 // "attention_mask, position_ids and 60 past-cache inputs".
-std::string describe_defaulted(const std::vector<std::string>& names) {
+std::string describe_defaulted(const ir::Graph& g, const std::vector<std::string>& names) {
   std::string out;
   size_t cache = 0;
   for (const auto& n : names) {
-    if (n.find("past") != std::string::npos) {
+    if (const ir::Value* v = g.find_value(n); v && ir::is_past_cache_input(*v)) {
       ++cache;
       continue;
     }
@@ -225,7 +226,7 @@ int run_eval(const EvalOptions& o) {
   } else {
     io::print_out("model %s, %zu sample(s), backend %s, %d thread(s)\n", o.model.c_str(), n_samples, o.backend.c_str(), exec.threads());
     if (!defaulted.empty())
-      io::print_out("fed as an empty-cache prefill (not in the samples): %s\n", describe_defaulted(defaulted).c_str());
+      io::print_out("fed as an empty-cache prefill (not in the samples): %s\n", describe_defaulted(g, defaulted).c_str());
     if (compared == 0 && sequence.empty()) {
       io::print_out("no expected outputs to compare%s\n", nothing ? "; outputs saved" : "");
     } else if (compared == 0) {

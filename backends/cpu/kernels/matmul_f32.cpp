@@ -241,24 +241,6 @@ void run_block_avx2(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float*
 }
 #endif
 
-MatmulIsa detect_isa() {
-#if defined(MCC_X86_KERNELS)
-  if (const char* e = std::getenv("MCC_CPU_ISA")) {
-    const std::string v = e;
-    if (v == "eigen") return MatmulIsa::Eigen;
-    if (v == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? MatmulIsa::Avx2 : MatmulIsa::Eigen;
-  }
-  if (__builtin_cpu_supports("avx512f")) return MatmulIsa::Avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return MatmulIsa::Avx2;
-#endif
-  return MatmulIsa::Eigen;
-}
-
-std::atomic<int>& isa_slot() {
-  static std::atomic<int> slot{static_cast<int>(detect_isa())};
-  return slot;
-}
-
 bool cpu_has(MatmulIsa isa) {
 #if defined(MCC_X86_KERNELS)
   switch (isa) {
@@ -268,6 +250,25 @@ bool cpu_has(MatmulIsa isa) {
   }
 #endif
   return isa == MatmulIsa::Eigen;
+}
+
+// The best set the CPU has, at most the one MCC_CPU_ISA names (avx512, avx2 or eigen; another
+// value is ignored).
+MatmulIsa detect_isa() {
+  MatmulIsa cap = MatmulIsa::Avx512;
+  if (const char* e = std::getenv("MCC_CPU_ISA")) {
+    const std::string v = e;
+    if (v == "eigen") cap = MatmulIsa::Eigen;
+    else if (v == "avx2") cap = MatmulIsa::Avx2;
+  }
+  for (MatmulIsa isa : {MatmulIsa::Avx512, MatmulIsa::Avx2})
+    if (isa <= cap && cpu_has(isa)) return isa;
+  return MatmulIsa::Eigen;
+}
+
+std::atomic<int>& isa_slot() {
+  static std::atomic<int> slot{static_cast<int>(detect_isa())};
+  return slot;
 }
 }  // namespace
 
