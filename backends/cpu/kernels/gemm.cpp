@@ -141,11 +141,15 @@ struct PackedCache {
   PackedB b;
 };
 
-// f32 MatMul through the packed-panel GEMM; false (nothing written) when it does not apply.
-bool matmul_run_packed(const KernelContext& ctx, const MatMulShape& s, const float* a, const float* b,
+// Whether the packed-panel GEMM runs an f32 MatMul of this shape (it then writes every output).
+bool matmul_packed_applies(const MatMulShape& s) {
+  return matmul_f32_available() && s.N >= 16 && s.batch_count > 0 && s.M > 0;
+}
+
+// f32 MatMul through the packed-panel GEMM, where matmul_packed_applies.
+void matmul_run_packed(const KernelContext& ctx, const MatMulShape& s, const float* a, const float* b,
                        float* y, PackedCache* cache) {
   const int64_t M = s.M, N = s.N, K = s.K;
-  if (!matmul_f32_available() || N < 16 || s.batch_count == 0 || M == 0) return false;
   if (s.b_shared) {
     PackedB local;
     const PackedB* pb = &local;
@@ -160,10 +164,32 @@ bool matmul_run_packed(const KernelContext& ctx, const MatMulShape& s, const flo
       pack_b_f32(b, N, K, N, local);
     }
     matmul_packed_f32(ctx, s.batch_count * M, a, K, *pb, y, N);
-    return true;
+    return;
   }
   const int threads = ctx.num_threads();
-  if (s.batch_count >= threads) {
+  if (s.batch_count > threads && s.batch_count % threads != 0 && M >= 24 * threads) {
+    // Batches that do not split evenly over the threads (9 attention heads on 2): B of every batch
+    // packed first, then each batch's rows in `threads` bands, so every thread gets the same work.
+    std::vector<PackedB> packed(static_cast<size_t>(s.batch_count));
+    ctx.parallel_for(s.batch_count, K * N, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        int64_t oa, ob;
+        batch_offsets(s, i, oa, ob);
+        pack_b_f32(b + ob * K * N, N, K, N, packed[static_cast<size_t>(i)]);
+      }
+    });
+    const int64_t band = (M + threads - 1) / threads;
+    ctx.parallel_for(s.batch_count * threads, band * N * K * 2, [&](int64_t lo, int64_t hi) {
+      for (int64_t item = lo; item < hi; ++item) {
+        const int64_t i = item / threads, r0 = item % threads * band, r1 = std::min(M, r0 + band);
+        if (r0 >= r1) continue;
+        int64_t oa, ob;
+        batch_offsets(s, i, oa, ob);
+        matmul_packed_f32(ctx, r1 - r0, a + oa * M * K + r0 * K, K, packed[static_cast<size_t>(i)],
+                          y + i * M * N + r0 * N, N, false);
+      }
+    });
+  } else if (s.batch_count >= threads) {
     ctx.parallel_for(s.batch_count, M * N * K * 2, [&](int64_t lo, int64_t hi) {
       PackedB pb;
       for (int64_t i = lo; i < hi; ++i) {
@@ -182,7 +208,6 @@ bool matmul_run_packed(const KernelContext& ctx, const MatMulShape& s, const flo
       matmul_packed_f32(ctx, M, a + oa * M * K, K, pb, y + i * M * N, N);
     }
   }
-  return true;
 }
 
 template <class T, class A>
@@ -203,11 +228,13 @@ Kernel make_matmul(const ir::Node& node) {
     if (a.dtype() != b.dtype())
       throw ModelError(n.describe() + ": MatMul operands must have the same dtype");
     const MatMulShape s = matmul_shape(n, a.dims(), b.dims());
-    ir::Tensor& y = ctx.alloc_output(0, a.dtype(), s.out_dims);
-    if (a.dtype() == DType::F32 &&
-        matmul_run_packed(ctx, s, a.data<float>().data(), b.data<float>().data(),
-                          y.mutable_data<float>().data(), cache.get()))
+    if (a.dtype() == DType::F32 && matmul_packed_applies(s)) {
+      ir::Tensor& y = ctx.alloc_output_overwritten(0, a.dtype(), s.out_dims);
+      matmul_run_packed(ctx, s, a.data<float>().data(), b.data<float>().data(), y.mutable_data<float>().data(),
+                        cache.get());
       return;
+    }
+    ir::Tensor& y = ctx.alloc_output(0, a.dtype(), s.out_dims);
     ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32,
                  DType::U64>(a.dtype(), what, [&](auto tag) {
       using T = typename decltype(tag)::type;
