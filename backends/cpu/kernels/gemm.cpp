@@ -21,8 +21,8 @@
 #include "backends/cpu/kernels/conv_util.h"
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/matmul_f32.h"
-#include "backends/kernel_shapes.h"
 #include "backends/cpu/kernels/nn_register.h"
+#include "backends/kernel_shapes.h"
 #include "ir/errors.h"
 #include "ir/op_attrs.h"
 
@@ -147,8 +147,8 @@ bool matmul_packed_applies(const MatMulShape& s) {
 }
 
 // f32 MatMul through the packed-panel GEMM, where matmul_packed_applies.
-void matmul_run_packed(const KernelContext& ctx, const MatMulShape& s, const float* a, const float* b,
-                       float* y, PackedCache* cache) {
+void matmul_run_packed(const KernelContext& ctx, const MatMulShape& s, const float* a,
+                       const float* b, float* y, PackedCache* cache) {
   const int64_t M = s.M, N = s.N, K = s.K;
   if (s.b_shared) {
     PackedB local;
@@ -219,7 +219,8 @@ void store(ir::Tensor& y, const std::vector<A>& v) {
 bool is_const(const ir::Value* v) { return v && v->initializer && !v->is_graph_input; }
 
 Kernel make_matmul(const ir::Node& node) {
-  auto cache = node.inputs.size() > 1 && is_const(node.input(1)) ? std::make_shared<PackedCache>() : nullptr;
+  auto cache =
+      node.inputs.size() > 1 && is_const(node.input(1)) ? std::make_shared<PackedCache>() : nullptr;
   const std::string what = node.describe() + ": MatMul";  // dtype error context, built once
   return [cache, what](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
@@ -230,13 +231,13 @@ Kernel make_matmul(const ir::Node& node) {
     const MatMulShape s = matmul_shape(n, a.dims(), b.dims());
     if (a.dtype() == DType::F32 && matmul_packed_applies(s)) {
       ir::Tensor& y = ctx.alloc_output_overwritten(0, a.dtype(), s.out_dims);
-      matmul_run_packed(ctx, s, a.data<float>().data(), b.data<float>().data(), y.mutable_data<float>().data(),
-                        cache.get());
+      matmul_run_packed(ctx, s, a.data<float>().data(), b.data<float>().data(),
+                        y.mutable_data<float>().data(), cache.get());
       return;
     }
     ir::Tensor& y = ctx.alloc_output(0, a.dtype(), s.out_dims);
-    ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U32,
-                 DType::U64>(a.dtype(), what, [&](auto tag) {
+    ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64,
+                 DType::U32, DType::U64>(a.dtype(), what, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using A = compute_t<T>;
       ComputeView<A, T> av(a), bv(b);

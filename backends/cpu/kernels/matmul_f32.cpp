@@ -30,10 +30,10 @@
 namespace mcc::backends::cpu {
 
 namespace {
-constexpr int64_t kNR = 32;    // columns per panel
-constexpr int64_t kMR = 12;    // rows per register tile (AVX-512)
-constexpr int64_t kMR2 = 6;    // rows per register tile (AVX2)
-constexpr int64_t kKC = 512;   // largest K block
+constexpr int64_t kNR = 32;   // columns per panel
+constexpr int64_t kMR = 12;   // rows per register tile (AVX-512)
+constexpr int64_t kMR2 = 6;   // rows per register tile (AVX2)
+constexpr int64_t kKC = 512;  // largest K block
 
 // K blocks: at most kKC each, as even as possible (the same split on every instruction set).
 int64_t k_step(int64_t K) {
@@ -57,11 +57,13 @@ float* staging(bool needed, int64_t floats) {
 }
 
 // Copies `rows` rows of `cols` floats from the staging buffer (row stride sld) to C.
-void unstage(const float* stage, int64_t sld, int64_t rows, float* C, int64_t ldc, int64_t cols, bool stream) {
+void unstage(const float* stage, int64_t sld, int64_t rows, float* C, int64_t ldc, int64_t cols,
+             bool stream) {
 #if defined(MCC_X86_KERNELS)
   if (stream && cols == kNR && reinterpret_cast<uintptr_t>(C) % 16 == 0 && ldc % 4 == 0) {
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t q = 0; q < kNR; q += 4) _mm_stream_ps(C + r * ldc + q, _mm_loadu_ps(stage + r * sld + q));
+      for (int64_t q = 0; q < kNR; q += 4)
+        _mm_stream_ps(C + r * ldc + q, _mm_loadu_ps(stage + r * sld + q));
     return;
   }
 #endif
@@ -81,9 +83,10 @@ struct Prefetch {
 
 // With PF, the tile prefetches its share of the next panel into L2 on the way.
 template <int MR, bool PF>
-MCC_TARGET_AVX512 __attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda, const float* Bp,
-                                                      float* C, int64_t ldc, __mmask16 m0, __mmask16 m1,
-                                                      bool accumulate, Prefetch pf) {
+MCC_TARGET_AVX512 __attribute__((noinline)) void tile(int64_t kc, const float* A, int64_t lda,
+                                                      const float* Bp, float* C, int64_t ldc,
+                                                      __mmask16 m0, __mmask16 m1, bool accumulate,
+                                                      Prefetch pf) {
   int64_t pf_next = 0, pf_done = 0;
   __m512 c0[MR], c1[MR];
 #pragma GCC unroll 12
@@ -124,17 +127,18 @@ MCC_TARGET_AVX512 __attribute__((noinline)) void tile(int64_t kc, const float* A
 using TileFn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, __mmask16,
                         __mmask16, bool, Prefetch);
 template <bool PF>
-constexpr TileFn kTilesPf[kMR + 1] = {nullptr,        tile<1, PF>,  tile<2, PF>,  tile<3, PF>, tile<4, PF>,
-                                      tile<5, PF>,    tile<6, PF>,  tile<7, PF>,  tile<8, PF>, tile<9, PF>,
-                                      tile<10, PF>,   tile<11, PF>, tile<12, PF>};
+constexpr TileFn kTilesPf[kMR + 1] = {
+    nullptr,     tile<1, PF>, tile<2, PF>, tile<3, PF>,  tile<4, PF>,  tile<5, PF>, tile<6, PF>,
+    tile<7, PF>, tile<8, PF>, tile<9, PF>, tile<10, PF>, tile<11, PF>, tile<12, PF>};
 
 // Rows [r0, r1) x panels [p0, p1) of C. For each panel, each row tile walks the K blocks, so its
 // running sums stay in L1 between blocks; the panel's packed B (K x 32 floats) is re-read from L2
 // by every row tile, and the row tiles share out prefetching the next panel into L2 (in a model,
 // each MatMul's weights come from memory). Streamed products are staged per row tile and leave
 // with non-temporal stores.
-MCC_TARGET_AVX512 void run_block_avx512(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A,
-                                        int64_t lda, const PackedB& B, float* C, int64_t ldc, bool stream) {
+MCC_TARGET_AVX512 void run_block_avx512(int64_t r0, int64_t r1, int64_t p0, int64_t p1,
+                                        const float* A, int64_t lda, const PackedB& B, float* C,
+                                        int64_t ldc, bool stream) {
   const int64_t K = B.K, N = B.N;
   const int64_t kstep = k_step(K);
   const int64_t kblocks = (K + kstep - 1) / kstep, calls = (r1 - r0 + kMR - 1) / kMR * kblocks;
@@ -161,7 +165,8 @@ MCC_TARGET_AVX512 void run_block_avx512(int64_t r0, int64_t r1, int64_t p0, int6
           pf.every = std::max<int64_t>(1, kc / pf.lines);
         }
         const TileFn run_tile = pf.lines > 0 ? kTilesPf<true>[mr] : kTilesPf<false>[mr];
-        run_tile(kc, A + r * lda + k0, lda, panel + k0 * kNR, c, stage ? kNR : ldc, m0, m1, k0 > 0, pf);
+        run_tile(kc, A + r * lda + k0, lda, panel + k0 * kNR, c, stage ? kNR : ldc, m0, m1, k0 > 0,
+                 pf);
       }
       if (stage) unstage(stage, kNR, mr, C + r * ldc + j, ldc, std::min(kNR, left), stream);
     }
@@ -175,11 +180,13 @@ template <int MR>
 MCC_TARGET_AVX2 __attribute__((noinline)) void tile_avx2(int64_t kc, const float* A, int64_t lda,
                                                          const float* Bp, float* C, int64_t ldc,
                                                          int cols, bool accumulate) {
-  alignas(32) static const int kLanes[24] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0,
-                                             0, 0, 0, 0, 0, 0, 0, 0};
+  alignas(32) static const int kLanes[24] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0,
+                                             0,  0,  0,  0,  0,  0,  0,  0,  0, 0, 0, 0};
   // Lane i of m0 is on when i < cols, of m1 when 8 + i < cols.
-  const __m256i m0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - std::min(cols, 8)));
-  const __m256i m1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - std::clamp(cols - 8, 0, 8)));
+  const __m256i m0 =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - std::min(cols, 8)));
+  const __m256i m1 =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - std::clamp(cols - 8, 0, 8)));
   __m256 c0[MR], c1[MR];
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
@@ -210,8 +217,8 @@ MCC_TARGET_AVX2 __attribute__((noinline)) void tile_avx2(int64_t kc, const float
 }
 
 using Tile2Fn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, int, bool);
-constexpr Tile2Fn kTiles2[kMR2 + 1] = {nullptr,         tile_avx2<1>, tile_avx2<2>, tile_avx2<3>,
-                                       tile_avx2<4>,    tile_avx2<5>, tile_avx2<6>};
+constexpr Tile2Fn kTiles2[kMR2 + 1] = {nullptr,      tile_avx2<1>, tile_avx2<2>, tile_avx2<3>,
+                                       tile_avx2<4>, tile_avx2<5>, tile_avx2<6>};
 
 // Rows [r0, r1) x panels [p0, p1) of C, each panel as two halves of 16 columns.
 void run_block_avx2(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float* A, int64_t lda,
@@ -234,7 +241,8 @@ void run_block_avx2(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float*
         }
       }
     }
-    if (stage) unstage(stage, kNR, r1 - r0, C + r0 * ldc + p * kNR, ldc, std::min(kNR, N - p * kNR), stream);
+    if (stage)
+      unstage(stage, kNR, r1 - r0, C + r0 * ldc + p * kNR, ldc, std::min(kNR, N - p * kNR), stream);
   }
   if (stream) _mm_sfence();
 }
@@ -243,9 +251,12 @@ void run_block_avx2(int64_t r0, int64_t r1, int64_t p0, int64_t p1, const float*
 bool cpu_has(MatmulIsa isa) {
 #if defined(MCC_X86_KERNELS)
   switch (isa) {
-    case MatmulIsa::Avx512: return __builtin_cpu_supports("avx512f");
-    case MatmulIsa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case MatmulIsa::Eigen: return true;
+    case MatmulIsa::Avx512:
+      return __builtin_cpu_supports("avx512f");
+    case MatmulIsa::Avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case MatmulIsa::Eigen:
+      return true;
   }
 #endif
   return isa == MatmulIsa::Eigen;
@@ -257,8 +268,10 @@ MatmulIsa detect_isa() {
   MatmulIsa cap = MatmulIsa::Avx512;
   if (const char* e = std::getenv("MCC_CPU_ISA")) {
     const std::string v = e;
-    if (v == "eigen") cap = MatmulIsa::Eigen;
-    else if (v == "avx2") cap = MatmulIsa::Avx2;
+    if (v == "eigen")
+      cap = MatmulIsa::Eigen;
+    else if (v == "avx2")
+      cap = MatmulIsa::Avx2;
   }
   for (MatmulIsa isa : {MatmulIsa::Avx512, MatmulIsa::Avx2})
     if (isa <= cap && cpu_has(isa)) return isa;
@@ -271,13 +284,18 @@ std::atomic<int>& isa_slot() {
 }
 }  // namespace
 
-MatmulIsa matmul_f32_isa() { return static_cast<MatmulIsa>(isa_slot().load(std::memory_order_relaxed)); }
+MatmulIsa matmul_f32_isa() {
+  return static_cast<MatmulIsa>(isa_slot().load(std::memory_order_relaxed));
+}
 
 const char* matmul_isa_name(MatmulIsa isa) {
   switch (isa) {
-    case MatmulIsa::Avx512: return "avx512";
-    case MatmulIsa::Avx2: return "avx2";
-    case MatmulIsa::Eigen: return "eigen";
+    case MatmulIsa::Avx512:
+      return "avx512";
+    case MatmulIsa::Avx2:
+      return "avx2";
+    case MatmulIsa::Eigen:
+      return "eigen";
   }
   return "eigen";
 }
@@ -308,7 +326,9 @@ void pack_b_f32(const float* B, int64_t ldb, int64_t K, int64_t N, PackedB& out)
 // thread reads all of B. Measured on SmolLM2-135M's projections (256 rows) at 2 threads: 5-7 %
 // faster than panels.
 static bool split_rows(int64_t tiles, int64_t panels, int threads) {
-  const auto spread = [threads](int64_t n) { return (n + threads - 1) / threads * threads * 1.0 / n; };
+  const auto spread = [threads](int64_t n) {
+    return (n + threads - 1) / threads * threads * 1.0 / n;
+  };
   return tiles >= 2 * threads && spread(tiles) <= spread(panels);
 }
 
