@@ -12,7 +12,9 @@ count given.
 The default set is 11 real models: MNIST, Silero VAD and YOLOX-nano from golden/ (their golden
 inputs), MobileNetV2 from ../shared/models, MiniLM-L6 built by ../shared/tools/minilm (--minilm;
 sample 00), the PP-OCRv4 detector/recogniser/classifier and openWakeWord's melspectrogram, embedding
-and "hey jarvis" models fetched by bench/fetch_real_models.py (--models-dir); then the int8 QDQ files
+and "hey jarvis" models fetched by bench/fetch_real_models.py (--models-dir); two streaming models
+whose work runs inside Loop and If bodies, exported with random weights by
+bench/export_loop_models.py (--models-dir; 50 frames); then the int8 QDQ files
 mcc's own `mcc quantize` makes from YOLOX-nano (COCO photos through
 ../shared/tools/coco_to_yolox_samples.py) and MobileNetV2 (seeded random calibration), which both
 runtimes run as they are (--no-int8 leaves them out). A model that is missing is reported as skipped.
@@ -63,6 +65,8 @@ def real_models(a):
         ("oww_melspectrogram_1s", os.path.join(md, "melspectrogram.onnx"), {"input": [1, 16000]}),
         ("oww_embedding", os.path.join(md, "embedding_model.onnx"), {"input_1": [1, 76, 32, 1]}),
         ("oww_hey_jarvis", os.path.join(md, "hey_jarvis_v0.1.onnx"), {"x.1": [1, 16, 96]}),
+        ("loop_gru_frames", os.path.join(md, "loop_gru_frames.onnx"), {"frames": [1, 50, 64], "h0": [1, 128]}),
+        ("loop_if_gate", os.path.join(md, "loop_if_gate.onnx"), {"frames": [1, 50, 64], "h0": [1, 128]}),
     ]
 
 

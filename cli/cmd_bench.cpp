@@ -58,7 +58,7 @@ int run_bench(const BenchOptions& o) {
   j.update(report::latency_json(ms));
   j["peak_rss_mb"] = report::peak_rss_mb();
   const backends::cpu::CpuKernelsInfo cpu = backends::cpu::cpu_kernels_info();
-  j["cpu"] = {{"model", cpu.cpu_model}, {"matmul_f32_isa", cpu.matmul_f32}, {"build_isa", cpu.build_isa}};
+  j["cpu"] = {{"model", cpu.cpu_model}, {"matmul_f32_isa", cpu.matmul_f32}, {"kernels_isa", cpu.kernels}, {"build_isa", cpu.build_isa}};
   if (o.raw) j["runs_ms"] = ms;
   if (&exec.backend() != &backends::cpu_backend()) j.update(report::bench_device_stats(exec, o.warmup + o.runs));
   if (o.profile_top > 0) j.update(report::profile_json(exec, o.warmup + o.runs, o.profile_top));

@@ -129,7 +129,8 @@ std::string render_bench(const nlohmann::ordered_json& j) {
   if (j.contains("cpu")) {
     const auto& c = j["cpu"];
     out += "cpu: " + c["model"].get<std::string>() + "; f32 matmul kernels " + c["matmul_f32_isa"].get<std::string>() +
-           " (chosen at run time), other kernels built for " + c["build_isa"].get<std::string>() + "\n";
+           ", conv/pool/norm/int8 GEMM kernels " + c.value("kernels_isa", std::string("?")) +
+           " (both chosen at run time), int8 conv epilogues built for " + c["build_isa"].get<std::string>() + "\n";
   }
   if (j.contains("device_stats")) out += render_bench_device_stats(j);
   if (j.contains("profile_by_op")) {

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "backends/cpu/kernels/cpu_isa.h"
 #include "backends/cpu/kernels/matmul_f32.h"
 
 namespace mcc::backends::cpu {
@@ -27,6 +28,7 @@ CpuKernelsInfo cpu_kernels_info() {
   CpuKernelsInfo info;
   info.cpu_model = cpu_model_name();
   info.matmul_f32 = matmul_isa_name(matmul_f32_isa());
+  info.kernels = cpu_kernels_isa();
 #if defined(__AVX512F__)
   info.build_isa = "avx512";
 #elif defined(__AVX2__)

@@ -127,6 +127,19 @@ TEST_CASE("bench: reports median and p90 latency as JSON") {
   CHECK((isa == "avx512" || isa == "avx2" || isa == "eigen"));
   CHECK(!j["cpu"]["model"].get<std::string>().empty());
   CHECK(!j["cpu"]["build_isa"].get<std::string>().empty());
+  const std::string kernels = j["cpu"]["kernels_isa"].get<std::string>();
+  CHECK((kernels == "avx512-vnni-vbmi" || kernels == "avx512-vnni" || kernels == "avx512" ||
+         kernels == "avx2" || kernels == "portable"));
+  // MCC_CPU_ISA=avx2 turns the AVX-512 kernels off, whatever the build's -march.
+  mcc::test::TempDir io("mcc-bench-isa");
+  const auto capped = mcc::test::run_process({"env", "MCC_CPU_ISA=avx2", mcc::test::mcc_binary().string(), "bench",
+                                              golden("mnist") + "/model.onnx", "--runs", "2", "--warmup", "1",
+                                              "--threads", "1", "--json"},
+                                             io.path, "isa");
+  REQUIRE(capped.code == 0);
+  const auto jc = nlohmann::json::parse(capped.out);
+  CHECK(jc["cpu"]["kernels_isa"].get<std::string>().rfind("avx512", 0) != 0);
+  CHECK(jc["cpu"]["matmul_f32_isa"].get<std::string>() != "avx512");
   CHECK(run_mcc({"bench", golden("mnist") + "/model.onnx", "--runs", "0"}).code == 2);
 }
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/kernels/cpu_isa.h"
 #include "io/sha256.h"
 #include "support/run_mcc.h"
 
@@ -154,7 +155,14 @@ TEST_CASE("replay fixtures: states written by an earlier mcc replay and rerun by
     CHECK(comparable_pipeline(replay_state.at("pipeline")) == state.at("pipeline"));
     CHECK(comparable_stages(replay_state.at("stages")) == comparable_stages(state.at("stages")));
 
-    // (2) the same canonical pipeline run afresh.
+    // (2) the same canonical pipeline run afresh. A data-driven stage's choices depend on the
+    // kernels' rounding, and the fixtures were written where the AVX-512 kernels run.
+    const std::string pipeline = state.at("pipeline").get<std::string>();
+    if (!mcc::backends::cpu::cpu_avx512() && pipeline.find("calib") != std::string::npos) {
+      MESSAGE("no AVX-512 kernels here (CPU or MCC_CPU_ISA): the fresh run of " << name
+              << " (data-driven) is not compared; its replay was");
+      continue;
+    }
     const fs::path fresh = tmp.path / (name + "_fresh.onnx");
     r = mcc::test::run_mcc({"convert", input.string(), "-o", fresh.string(), "-p",
                             with_old_values(absolute_calib(state.at("pipeline").get<std::string>())), "--threads", "1", "-q"});

@@ -11,7 +11,7 @@
 // Not supported: more than 3 spatial dims.
 #include <Eigen/Core>
 #include <algorithm>
-#if defined(__AVX512F__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 #include <cmath>
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/cpu_isa.h"
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "backends/fusion_match.h"
@@ -40,24 +41,34 @@ inline void valid_range(int64_t OW, int64_t W, int64_t s, int64_t off, int64_t& 
   hi = std::min(hi, OW);
 }
 
-// d[ow] = xr[2*ow + off] for ow in [lo, hi), 16 at a time (even lanes of 32 loaded values);
-// false (nothing written) when T is not float or the build has no AVX-512.
+#if MCC_X86
+MCC_AVX512_BEGIN
+// d[ow] = xr[2*ow + off] for ow in [lo, hi), 16 at a time (even lanes of 32 loaded values).
+void gather_stride2_avx512(const float* xr, int64_t off, int64_t lo, int64_t hi, float* d) {
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  for (int64_t ow = lo; ow < hi; ow += 16) {
+    const int64_t n = std::min<int64_t>(16, hi - ow), need = 2 * n - 1;
+    const __mmask16 l0 = need >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << need) - 1);
+    const __mmask16 l1 = need <= 16 ? __mmask16(0) : __mmask16((1u << (need - 16)) - 1);
+    const float* sp = xr + ow * 2 + off;
+    const __m512 a = _mm512_maskz_loadu_ps(l0, sp), b = _mm512_maskz_loadu_ps(l1, sp + 16);
+    _mm512_mask_storeu_ps(d + ow, n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1),
+                          _mm512_permutex2var_ps(a, even, b));
+  }
+}
+MCC_AVX512_END
+#endif
+
+// d[ow] = xr[2*ow + off] for ow in [lo, hi); false (nothing written) unless T is float and the
+// CPU has AVX-512.
 template <class T>
 inline bool gather_stride2(const T* xr, int64_t off, int64_t lo, int64_t hi, T* d) {
-#if defined(__AVX512F__)
+#if MCC_X86
   if constexpr (std::is_same_v<T, float>) {
-    const __m512i even =
-        _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    for (int64_t ow = lo; ow < hi; ow += 16) {
-      const int64_t n = std::min<int64_t>(16, hi - ow), need = 2 * n - 1;
-      const __mmask16 l0 = need >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << need) - 1);
-      const __mmask16 l1 = need <= 16 ? __mmask16(0) : __mmask16((1u << (need - 16)) - 1);
-      const float* sp = xr + ow * 2 + off;
-      const __m512 a = _mm512_maskz_loadu_ps(l0, sp), b = _mm512_maskz_loadu_ps(l1, sp + 16);
-      _mm512_mask_storeu_ps(d + ow, n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1),
-                            _mm512_permutex2var_ps(a, even, b));
+    if (cpu_avx512()) {
+      gather_stride2_avx512(xr, off, lo, hi, d);
+      return true;
     }
-    return true;
   }
 #endif
   (void)xr, (void)off, (void)lo, (void)hi, (void)d;

@@ -4,12 +4,16 @@
 // expf polynomial on n*ln2 range reduction (about 1 ulp) scaled with vscalefps; Sigmoid is
 // 1/(1+exp(-x)) (reciprocal by rcp14 + a Newton step), SiLU x*sigmoid(x) (silu_ps: a shorter
 // exp, about 3 ulp); NaN stays NaN.
-// Only included by AVX-512 builds (guard the include with __AVX512F__).
+// Compiled for AVX-512 wherever it is included on x86 (cpu_isa.h): called only where
+// cpu_avx512() holds; include it with `#if MCC_X86`.
 #pragma once
 #include <immintrin.h>
 
+#include "backends/cpu/kernels/cpu_isa.h"
+
 #include "backends/cpu/kernels/conv_fusion.h"
 
+MCC_AVX512_BEGIN
 namespace mcc::backends::cpu::avx512 {
 
 /// exp(x) for 16 floats; inputs are clamped to [-87.3, 88.7] (NaN passes through).
@@ -191,3 +195,4 @@ inline void finish_tile(const __m512* a0, const __m512* a1, const TileFinish& f,
 }
 
 }  // namespace mcc::backends::cpu::avx512
+MCC_AVX512_END

@@ -1,4 +1,4 @@
-// Channels-in-lanes depthwise Conv (f32, AVX-512 builds), a kernel of the depthwise fast path
+// Channels-in-lanes depthwise Conv (f32, CPUs with AVX-512), a kernel of the depthwise fast path
 // (conv_depthwise.cpp decides which geometries take it): 2-D, 3x3 or 5x5, stride 1 or 2 in both
 // dims, no dilation, channel multiplier 1, any pads. It runs 16 channels at a time: each input
 // row of the 16 channel planes is transposed in registers into per-column 16-channel vectors in a
@@ -10,22 +10,24 @@
 // 7x7 maps fill whole vectors too. With fewer channel groups than threads the output rows are
 // split into bands as well (depthwise_row_bands), the same values either way.
 // Does not apply (returns false): channel multiplier > 1, dilation, other kernel sizes or
-// strides, 1-D/3-D, builds without AVX-512.
+// strides, 1-D/3-D, CPUs without AVX-512 (cpu_isa.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/cpu_isa.h"
 #include "backends/cpu/kernels/depthwise_c16_rows.h"
-#if defined(__AVX512F__)
+#if MCC_X86
 #include "backends/cpu/kernels/conv_act_avx512.h"
 #include "backends/cpu/kernels/transpose_avx512.h"
 #endif
 
 namespace mcc::backends::cpu {
 
-#if defined(__AVX512F__)
+#if MCC_X86
+MCC_AVX512_BEGIN
 namespace {
 
 // Output positions [ow, ow + JB) of one output row: rows[kh] are the ring rows the row reads.
@@ -120,17 +122,22 @@ void run_c16(const KernelContext& ctx, const ConvProblem& p, const float* x, con
   });
 }
 
+bool depthwise_c16_avx512(const KernelContext& ctx, const ConvProblem& p, const float* x,
+                          const float* w, const float* bias, float* y, const Epilogue* ep) {
+  return depthwise_c16_dispatch(p, [&]<int K, int S>() { run_c16<K, S>(ctx, p, x, w, bias, y, ep); });
+}
+
 }  // namespace
+MCC_AVX512_END
+#endif
 
 bool depthwise_c16_f32(const KernelContext& ctx, const ConvProblem& p, const float* x,
                        const float* w, const float* bias, float* y, const Epilogue* ep) {
-  return depthwise_c16_dispatch(p, [&]<int K, int S>() { run_c16<K, S>(ctx, p, x, w, bias, y, ep); });
-}
-#else
-bool depthwise_c16_f32(const KernelContext&, const ConvProblem&, const float*, const float*,
-                       const float*, float*, const Epilogue*) {
+#if MCC_X86
+  if (cpu_avx512()) return depthwise_c16_avx512(ctx, p, x, w, bias, y, ep);
+#endif
+  (void)ctx, (void)p, (void)x, (void)w, (void)bias, (void)y, (void)ep;
   return false;
 }
-#endif
 
 }  // namespace mcc::backends::cpu

@@ -6,20 +6,23 @@
 // and shared by all output-channel tiles. Each output is summed over k in the same order, with the
 // same zero terms, as im2col + conv_gemm_f32, so both paths give identical values. The bias and
 // the epilogue activation are applied in registers.
-// Not used (returns false) without AVX-512, for 3-D convs or a horizontal stride other than 1.
+// Not used (returns false) on CPUs without AVX-512 (cpu_isa.h), for 3-D convs or a horizontal
+// stride other than 1.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/cpu_isa.h"
 
-#if defined(__AVX512F__)
+#if MCC_X86
 #include "backends/cpu/kernels/conv_act_avx512.h"
 #endif
 
 namespace mcc::backends::cpu {
 
-#if defined(__AVX512F__)
+#if MCC_X86
+MCC_AVX512_BEGIN
 namespace {
 
 struct Tap {
@@ -66,13 +69,9 @@ inline void lane_masks(int64_t lo, int64_t hi, __mmask16& m0, __mmask16& m1) {
   m1 = static_cast<__mmask16>(bits >> 16);
 }
 
-}  // namespace
-#endif
-
-bool conv_direct_f32(const WindowGeom& g, int64_t cg, const float* xg, int64_t p0, int64_t cnt,
-                     int64_t M, const float* W, int64_t ldw, float* Y, int64_t ldy,
-                     const float* bias, const Epilogue* ep) {
-#if defined(__AVX512F__)
+bool conv_direct_avx512(const WindowGeom& g, int64_t cg, const float* xg, int64_t p0, int64_t cnt,
+                        int64_t M, const float* W, int64_t ldw, float* Y, int64_t ldy,
+                        const float* bias, const Epilogue* ep) {
   if (g.in[0] != 1 || g.k[0] != 1 || g.out[0] != 1 || g.stride[2] != 1) return false;
   const int64_t H = g.in[1], Wd = g.in[2], OW = g.out[2], KH = g.k[1], KW = g.k[2];
   const int64_t plane = H * Wd, K = cg * KH * KW;
@@ -116,11 +115,21 @@ bool conv_direct_f32(const WindowGeom& g, int64_t cg, const float* xg, int64_t p
     p += ow_b - ow_a;
   }
   return true;
-#else
+}
+
+}  // namespace
+MCC_AVX512_END
+#endif
+
+bool conv_direct_f32(const WindowGeom& g, int64_t cg, const float* xg, int64_t p0, int64_t cnt,
+                     int64_t M, const float* W, int64_t ldw, float* Y, int64_t ldy,
+                     const float* bias, const Epilogue* ep) {
+#if MCC_X86
+  if (cpu_avx512()) return conv_direct_avx512(g, cg, xg, p0, cnt, M, W, ldw, Y, ldy, bias, ep);
+#endif
   (void)g, (void)cg, (void)xg, (void)p0, (void)cnt, (void)M, (void)W, (void)ldw, (void)Y;
   (void)ldy, (void)bias, (void)ep;
   return false;
-#endif
 }
 
 }  // namespace mcc::backends::cpu

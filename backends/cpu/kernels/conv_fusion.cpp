@@ -11,8 +11,9 @@
 #include <memory>
 
 #include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/cpu_isa.h"
 #include "backends/fusion_match.h"
-#if defined(__AVX512F__)
+#if MCC_X86
 #include "backends/cpu/kernels/conv_act_avx512.h"
 #endif
 #include "ir/errors.h"
@@ -20,9 +21,10 @@
 
 namespace mcc::backends::cpu {
 
+namespace {
 template <class T>
-void apply_epilogue(T* y, int64_t rows, int64_t cols, int64_t ld, const T* bias,
-                    const Epilogue& e) {
+void apply_epilogue_portable(T* y, int64_t rows, int64_t cols, int64_t ld, const T* bias,
+                             const Epilogue& e) {
   using A = Eigen::Array<T, Eigen::Dynamic, 1>;
   const T lo = static_cast<T>(e.alpha), hi = static_cast<T>(e.beta);
   for (int64_t r = 0; r < rows; ++r) {
@@ -55,11 +57,11 @@ void apply_epilogue(T* y, int64_t rows, int64_t cols, int64_t ld, const T* bias,
   }
 }
 
-#if defined(__AVX512F__)
+#if MCC_X86
+MCC_AVX512_BEGIN
 // f32 on AVX-512: the same activations as the conv GEMM's register finish (conv_act_avx512.h),
 // so every conv path gives the same values.
-template <>
-void apply_epilogue<float>(float* y, int64_t rows, int64_t cols, int64_t ld, const float* bias,
+void apply_epilogue_avx512(float* y, int64_t rows, int64_t cols, int64_t ld, const float* bias,
                            const Epilogue& e) {
   const avx512::ActVec act(e);
   for (int64_t r = 0; r < rows; ++r) {
@@ -73,10 +75,24 @@ void apply_epilogue<float>(float* y, int64_t rows, int64_t cols, int64_t ld, con
     }
   }
 }
-#else
-template void apply_epilogue<float>(float*, int64_t, int64_t, int64_t, const float*,
-                                    const Epilogue&);
+MCC_AVX512_END
 #endif
+}  // namespace
+
+template <class T>
+void apply_epilogue(T* y, int64_t rows, int64_t cols, int64_t ld, const T* bias,
+                    const Epilogue& e) {
+  apply_epilogue_portable(y, rows, cols, ld, bias, e);
+}
+
+template <>
+void apply_epilogue<float>(float* y, int64_t rows, int64_t cols, int64_t ld, const float* bias,
+                           const Epilogue& e) {
+#if MCC_X86
+  if (cpu_avx512()) return apply_epilogue_avx512(y, rows, cols, ld, bias, e);
+#endif
+  apply_epilogue_portable(y, rows, cols, ld, bias, e);
+}
 template void apply_epilogue<double>(double*, int64_t, int64_t, int64_t, const double*,
                                      const Epilogue&);
 template void apply_epilogue<int32_t>(int32_t*, int64_t, int64_t, int64_t, const int32_t*,

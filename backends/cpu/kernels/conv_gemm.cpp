@@ -4,19 +4,21 @@
 // straight from the weight rows and X rows are read contiguously, so nothing is packed. Each
 // output is summed over k in order (deterministic, independent of threads and blocking).
 // The bias and the epilogue activation (conv_act_avx512.h) are applied in registers before the
-// store (the output block is written once). Without AVX-512 conv_gemm_f32 returns false and the
-// caller uses Eigen.
+// store (the output block is written once). Compiled for AVX-512 in every build; where the CPU
+// lacks it (cpu_isa.h) conv_gemm_f32 returns false and the caller uses Eigen.
 #include <cstdint>
 
 #include "backends/cpu/kernels/conv_util.h"
+#include "backends/cpu/kernels/cpu_isa.h"
 
-#if defined(__AVX512F__)
+#if MCC_X86
 #include "backends/cpu/kernels/conv_act_avx512.h"
 #endif
 
 namespace mcc::backends::cpu {
 
-#if defined(__AVX512F__)
+#if MCC_X86
+MCC_AVX512_BEGIN
 namespace {
 
 // Output finish in registers: + bias[row], then the activation.
@@ -57,12 +59,8 @@ void rows(int64_t N, int64_t K, const float* W, int64_t ldw, const float* X, int
   }
 }
 
-}  // namespace
-#endif
-
-bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw, const float* X,
-                   int64_t ldx, float* Y, int64_t ldy, const float* bias, const Epilogue* ep) {
-#if defined(__AVX512F__)
+void conv_gemm_avx512(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw, const float* X,
+                      int64_t ldx, float* Y, int64_t ldy, const float* bias, const Epilogue* ep) {
   Finish f;
   f.bias = bias;
   const avx512::ActVec act(ep ? *ep : Epilogue{});
@@ -85,12 +83,23 @@ bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw,
     case 1: rows<1>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
     default: break;
   }
-  return true;
-#else
+}
+
+}  // namespace
+MCC_AVX512_END
+#endif
+
+bool conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw, const float* X,
+                   int64_t ldx, float* Y, int64_t ldy, const float* bias, const Epilogue* ep) {
+#if MCC_X86
+  if (cpu_avx512()) {
+    conv_gemm_avx512(M, N, K, W, ldw, X, ldx, Y, ldy, bias, ep);
+    return true;
+  }
+#endif
   (void)M, (void)N, (void)K, (void)W, (void)ldw, (void)X, (void)ldx, (void)Y, (void)ldy;
   (void)bias, (void)ep;
   return false;
-#endif
 }
 
 }  // namespace mcc::backends::cpu

@@ -13,7 +13,7 @@
 // is summed over k in order from zero, then + bias, then the activation, the same operations as
 // conv_gemm_f32, so the same values bit for bit; the tile is then transposed in registers
 // (16x16) and stored as rows of R positions.
-// Does not apply (returns false): builds without AVX-512.
+// Does not apply (returns false): CPUs without AVX-512 (cpu_isa.h).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -21,7 +21,8 @@
 #include <vector>
 
 #include "backends/cpu/kernels/conv_util.h"
-#if defined(__AVX512F__)
+#include "backends/cpu/kernels/cpu_isa.h"
+#if MCC_X86
 #include "backends/cpu/kernels/conv_act_avx512.h"
 #include "backends/cpu/kernels/transpose_avx512.h"
 #endif
@@ -33,7 +34,8 @@ namespace {
 int64_t chunk_width(int64_t M, int64_t m0) { return std::min<int64_t>(32, (M - m0 + 15) / 16 * 16); }
 }  // namespace
 
-#if defined(__AVX512F__)
+#if MCC_X86
+MCC_AVX512_BEGIN
 namespace {
 
 constexpr int kMaxR = 12;      // positions per register tile
@@ -106,10 +108,8 @@ constexpr std::array<TileFn, sizeof...(Rs)> tiles(std::integer_sequence<int, Rs.
 constexpr auto kTiles32 = tiles<2>(std::make_integer_sequence<int, kMaxR>{});
 constexpr auto kTiles16 = tiles<1>(std::make_integer_sequence<int, kMaxR>{});
 
-}  // namespace
-
-bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* Wt,
-                      const float* X, float* Y, const float* bias, const Epilogue* ep) {
+bool conv_gemm_cl_avx512(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* Wt,
+                         const float* X, float* Y, const float* bias, const Epilogue* ep) {
   if (M <= 0 || N <= 0) return false;
   const avx512::ActVec act_vec(ep ? *ep : Epilogue{});
   const avx512::ActVec* act = ep && !ep->trivial() ? &act_vec : nullptr;
@@ -150,17 +150,22 @@ bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K,
   return true;
 }
 
-#else
-bool conv_gemm_f32_cl(const KernelContext&, int64_t, int64_t, int64_t, const float*, const float*,
-                      float*, const float*, const Epilogue*) {
+}  // namespace
+MCC_AVX512_END
+#endif
+
+bool conv_gemm_f32_cl(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* Wt,
+                      const float* X, float* Y, const float* bias, const Epilogue* ep) {
+#if MCC_X86
+  if (cpu_avx512()) return conv_gemm_cl_avx512(ctx, M, N, K, Wt, X, Y, bias, ep);
+#endif
+  (void)ctx, (void)M, (void)N, (void)K, (void)Wt, (void)X, (void)Y, (void)bias, (void)ep;
   return false;
 }
 
-#endif
-
 std::vector<float> channel_lanes_weights(const float* w, const std::vector<int64_t>& wdims,
                                          int64_t group, const std::vector<int64_t>& y_dims) {
-  if (!w || group != 1 || wdims.size() < 3 || wdims[0] <= 0) return {};
+  if (!w || group != 1 || wdims.size() < 3 || wdims[0] <= 0 || !cpu_avx512()) return {};
   const int64_t M = wdims[0];
   int64_t K = wdims[1];
   for (size_t i = 2; i < wdims.size(); ++i) K *= wdims[i];

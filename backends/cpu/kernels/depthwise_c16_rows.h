@@ -9,7 +9,8 @@
 #include <cstring>
 
 #include "backends/cpu/kernels/conv_util.h"
-#if defined(__AVX512F__)
+#include "backends/cpu/kernels/cpu_isa.h"
+#if MCC_X86
 #include "backends/cpu/kernels/transpose_avx512.h"
 #endif
 
@@ -78,7 +79,8 @@ void depthwise_c16_rows(int64_t H, int64_t oh0, int64_t oh1, int64_t OW, int64_t
   if (pending > 0) store_chunk(int64_t{0}, pending, done);
 }
 
-#if defined(__AVX512F__)
+#if MCC_X86
+MCC_AVX512_BEGIN
 /// The lowest min(n, 16) lanes.
 inline __mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1); }
 
@@ -104,6 +106,7 @@ inline void store_channel_rows_f32(float* dst, int64_t plane, int64_t nc, int64_
   const __mmask16 m = first_lanes(cnt);
   for (int64_t i = 0; i < nc; ++i, dst += plane) _mm512_mask_storeu_ps(dst, m, _mm512_castsi512_ps(r[i]));
 }
+MCC_AVX512_END
 #endif
 
 }  // namespace mcc::backends::cpu

@@ -4,20 +4,55 @@
 #include <cmath>
 #include <cstring>
 
-#if defined(__AVX512F__) || defined(__F16C__)
+#include "backends/cpu/kernels/cpu_isa.h"
+
+#if MCC_X86
 #include <immintrin.h>
 #endif
 
 namespace mcc::backends::cpu {
 
-void f16_to_f32(const f16* src, float* dst, int64_t n) {
+namespace {
+#if MCC_X86
+// The first n / 16 * 16 (AVX-512) or n / 8 * 8 (F16C) values; each returns how many it converted.
+MCC_AVX512_BEGIN
+int64_t f16_to_f32_avx512(const f16* src, float* dst, int64_t n) {
   int64_t i = 0;
-#if defined(__AVX512F__)
   for (; i + 16 <= n; i += 16)
     _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))));
-#elif defined(__F16C__)
+  return i;
+}
+int64_t f32_to_f16_avx512(const float* src, f16* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return i;
+}
+MCC_AVX512_END
+MCC_AVX2_BEGIN
+int64_t f16_to_f32_f16c(const f16* src, float* dst, int64_t n) {
+  int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  return i;
+}
+int64_t f32_to_f16_f16c(const float* src, f16* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return i;
+}
+MCC_AVX2_END
+#endif
+}  // namespace
+
+void f16_to_f32(const f16* src, float* dst, int64_t n) {
+  int64_t i = 0;
+#if MCC_X86
+  if (cpu_avx512()) i = f16_to_f32_avx512(src, dst, n);
+  else if (cpu_avx2()) i = f16_to_f32_f16c(src, dst, n);
 #endif
   // The tail quiets NaNs as the instructions do, so a value's bits do not depend on its position.
   for (; i < n; ++i) {
@@ -34,14 +69,9 @@ void f16_to_f32(const f16* src, float* dst, int64_t n) {
 
 void f32_to_f16(const float* src, f16* dst, int64_t n) {
   int64_t i = 0;
-#if defined(__AVX512F__)
-  for (; i + 16 <= n; i += 16)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
-                        _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-#elif defined(__F16C__)
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#if MCC_X86
+  if (cpu_avx512()) i = f32_to_f16_avx512(src, dst, n);
+  else if (cpu_avx2()) i = f32_to_f16_f16c(src, dst, n);
 #endif
   for (; i < n; ++i) dst[i] = f16(src[i]);
 }

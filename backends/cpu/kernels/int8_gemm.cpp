@@ -10,12 +10,10 @@
 #include <cmath>
 #include <cstring>
 
-#if defined(__AVX512F__) && defined(__AVX512BW__)
+#include "backends/cpu/kernels/cpu_isa.h"
+#if MCC_X86
 #include <immintrin.h>
-#define MCC_INT8_AVX512 1
-#endif
-#if defined(MCC_INT8_AVX512) && defined(__AVX512VNNI__)
-#define MCC_INT8_VNNI 1
+
 #include "backends/cpu/kernels/vnni_avx512.h"
 #endif
 
@@ -25,13 +23,7 @@ namespace {
 std::atomic<bool> g_simd{true};
 }
 
-bool int8_simd_available() {
-#ifdef MCC_INT8_VNNI
-  return true;
-#else
-  return false;
-#endif
-}
+bool int8_simd_available() { return cpu_avx512_vnni(); }
 void set_int8_simd_enabled(bool on) { g_simd.store(on); }
 bool int8_simd_enabled() { return g_simd.load(std::memory_order_relaxed); }
 
@@ -53,7 +45,9 @@ PackedS8 pack_s8(const int8_t* w, int64_t M, int64_t K) {
   return p;
 }
 
-void interleave4(const uint8_t* const rows[4], int64_t n, uint8_t* dst) {
+#if MCC_X86
+MCC_AVX512_BEGIN
+void interleave4_avx512(const uint8_t* const rows[4], int64_t n, uint8_t* dst) {
   static const uint8_t kZeros[64] = {};
   const uint8_t* r[4];
   int64_t step[4];
@@ -62,7 +56,6 @@ void interleave4(const uint8_t* const rows[4], int64_t n, uint8_t* dst) {
     step[i] = rows[i] ? 1 : 0;
   }
   int64_t j = 0;
-#ifdef MCC_INT8_AVX512
   if (int8_simd_enabled()) {
     // 64 columns: bytes interleaved within each 128-bit lane (lane L of x[i] holds columns
     // 16L + 4i .. 16L + 4i + 3), then a 4 x 4 transpose of the lanes puts them in column order.
@@ -95,9 +88,30 @@ void interleave4(const uint8_t* const rows[4], int64_t n, uint8_t* dst) {
       _mm_storeu_si128(d + 3, _mm_unpackhi_epi16(hi01, hi23));
     }
   }
-#endif
   for (; j < n; ++j)
     for (int i = 0; i < 4; ++i) dst[j * 4 + i] = r[i][j * step[i]];
+}
+MCC_AVX512_END
+#endif
+
+void interleave4_portable(const uint8_t* const rows[4], int64_t n, uint8_t* dst) {
+  static const uint8_t kZeros[64] = {};
+  const uint8_t* r[4];
+  int64_t step[4];
+  for (int i = 0; i < 4; ++i) {
+    r[i] = rows[i] ? rows[i] : kZeros;
+    step[i] = rows[i] ? 1 : 0;
+  }
+  int64_t j = 0;
+  for (; j < n; ++j)
+    for (int i = 0; i < 4; ++i) dst[j * 4 + i] = r[i][j * step[i]];
+}
+
+void interleave4(const uint8_t* const rows[4], int64_t n, uint8_t* dst) {
+#if MCC_X86
+  if (cpu_avx512()) return interleave4_avx512(rows, n, dst);
+#endif
+  interleave4_portable(rows, n, dst);
 }
 
 namespace {
@@ -117,7 +131,8 @@ void gemm_scalar(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, in
   }
 }
 
-#ifdef MCC_INT8_VNNI
+#if MCC_X86
+MCC_AVX512_VNNI_BEGIN
 template <int MR, int NR>
 void tile(const int8_t* a, int64_t kp, const uint8_t* b, int64_t np, int64_t ncols, int32_t* c, int64_t ldc,
           const int32_t* init) {
@@ -155,13 +170,15 @@ void rows(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t n
   for (; m + 4 <= m1; m += 4) tile<4, NR>(a.data.data() + m * kp, kp, b, np, ncols, c + (m - m0) * ldc, ldc, init(m));
   for (; m < m1; ++m) tile<1, NR>(a.data.data() + m * kp, kp, b, np, ncols, c + (m - m0) * ldc, ldc, init(m));
 }
+MCC_AVX512_VNNI_END
 #endif
 
 }  // namespace
 
-void gemm_u8s8(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols,
+#if MCC_X86
+MCC_AVX512_VNNI_BEGIN
+void gemm_u8s8_avx512(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols,
                int32_t* c, int64_t ldc, const int32_t* row_init) {
-#ifdef MCC_INT8_VNNI
   if (int8_simd_enabled()) {
     for (int64_t j0 = 0; j0 < ncols; j0 += 64) {
       const int64_t nc = std::min<int64_t>(64, ncols - j0);
@@ -176,8 +193,22 @@ void gemm_u8s8(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int6
     }
     return;
   }
-#endif
   gemm_scalar(a, m0, m1, b, np, ncols, c, ldc, row_init);
+}
+MCC_AVX512_VNNI_END
+#endif
+
+void gemm_u8s8_portable(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols,
+               int32_t* c, int64_t ldc, const int32_t* row_init) {
+  gemm_scalar(a, m0, m1, b, np, ncols, c, ldc, row_init);
+}
+
+void gemm_u8s8(const PackedS8& a, int64_t m0, int64_t m1, const uint8_t* b, int64_t np, int64_t ncols,
+               int32_t* c, int64_t ldc, const int32_t* row_init) {
+#if MCC_X86
+  if (cpu_avx512_vnni()) return gemm_u8s8_avx512(a, m0, m1, b, np, ncols, c, ldc, row_init);
+#endif
+  gemm_u8s8_portable(a, m0, m1, b, np, ncols, c, ldc, row_init);
 }
 
 // ---------------------------------------------------------------- row codecs
@@ -192,7 +223,8 @@ void quantize_scalar(const float* x, int64_t n, float scale, float zp, float lo,
   }
 }
 
-#ifdef MCC_INT8_AVX512
+#if MCC_X86
+MCC_AVX512_BEGIN
 // 16 lanes of round(x / scale) + zp clamped to [lo, hi] as s32 (NaN -> 0).
 // Rcp: s holds 1 / scale and x * s is used as is. Otherwise s holds (scale, 1 / scale) as
 // (s, inv): x * inv is within 2^-22 (relative) of x / scale, so it rounds the same way except
@@ -215,13 +247,15 @@ inline __m512i quantize16(__m512 x, __m512 s, __m512 z, __m512 lo, __m512 hi, __
   r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
   return _mm512_maskz_cvtps_epi32(static_cast<__mmask16>(~nan), r);
 }
+MCC_AVX512_END
 #endif
 
 }  // namespace
 
-void quantize_row_u8(const float* x, int64_t n, float scale, float zp, uint8_t* y, bool reciprocal) {
+#if MCC_X86
+MCC_AVX512_BEGIN
+void quantize_row_u8_avx512(const float* x, int64_t n, float scale, float zp, uint8_t* y, bool reciprocal) {
   int64_t i = 0;
-#ifdef MCC_INT8_AVX512
   if (int8_simd_enabled()) {
     const __m512 z = _mm512_set1_ps(zp), lo = _mm512_set1_ps(0.f), hi = _mm512_set1_ps(255.f);
     if (reciprocal) {
@@ -234,13 +268,27 @@ void quantize_row_u8(const float* x, int64_t n, float scale, float zp, uint8_t* 
         _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtusepi32_epi8(quantize16<false>(_mm512_loadu_ps(x + i), s, z, lo, hi, inv)));
     }
   }
+  quantize_scalar<uint8_t>(x + i, n - i, scale, zp, 0.f, 255.f, y + i);
+}
+MCC_AVX512_END
 #endif
+
+void quantize_row_u8_portable(const float* x, int64_t n, float scale, float zp, uint8_t* y, bool reciprocal) {
+  int64_t i = 0;
   quantize_scalar<uint8_t>(x + i, n - i, scale, zp, 0.f, 255.f, y + i);
 }
 
-void quantize_row_s8(const float* x, int64_t n, float scale, float zp, int8_t* y, bool reciprocal) {
+void quantize_row_u8(const float* x, int64_t n, float scale, float zp, uint8_t* y, bool reciprocal) {
+#if MCC_X86
+  if (cpu_avx512()) return quantize_row_u8_avx512(x, n, scale, zp, y, reciprocal);
+#endif
+  quantize_row_u8_portable(x, n, scale, zp, y, reciprocal);
+}
+
+#if MCC_X86
+MCC_AVX512_BEGIN
+void quantize_row_s8_avx512(const float* x, int64_t n, float scale, float zp, int8_t* y, bool reciprocal) {
   int64_t i = 0;
-#ifdef MCC_INT8_AVX512
   if (int8_simd_enabled()) {
     const __m512 z = _mm512_set1_ps(zp), lo = _mm512_set1_ps(-128.f), hi = _mm512_set1_ps(127.f);
     if (reciprocal) {
@@ -253,13 +301,27 @@ void quantize_row_s8(const float* x, int64_t n, float scale, float zp, int8_t* y
         _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtsepi32_epi8(quantize16<false>(_mm512_loadu_ps(x + i), s, z, lo, hi, inv)));
     }
   }
+  quantize_scalar<int8_t>(x + i, n - i, scale, zp, -128.f, 127.f, y + i);
+}
+MCC_AVX512_END
 #endif
+
+void quantize_row_s8_portable(const float* x, int64_t n, float scale, float zp, int8_t* y, bool reciprocal) {
+  int64_t i = 0;
   quantize_scalar<int8_t>(x + i, n - i, scale, zp, -128.f, 127.f, y + i);
 }
 
-void dequantize_row_u8(const uint8_t* x, int64_t n, float scale, float zp, float* y) {
+void quantize_row_s8(const float* x, int64_t n, float scale, float zp, int8_t* y, bool reciprocal) {
+#if MCC_X86
+  if (cpu_avx512()) return quantize_row_s8_avx512(x, n, scale, zp, y, reciprocal);
+#endif
+  quantize_row_s8_portable(x, n, scale, zp, y, reciprocal);
+}
+
+#if MCC_X86
+MCC_AVX512_BEGIN
+void dequantize_row_u8_avx512(const uint8_t* x, int64_t n, float scale, float zp, float* y) {
   int64_t i = 0;
-#ifdef MCC_INT8_AVX512
   if (int8_simd_enabled()) {
     const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zp);
     for (; i + 16 <= n; i += 16) {
@@ -267,13 +329,27 @@ void dequantize_row_u8(const uint8_t* x, int64_t n, float scale, float zp, float
       _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_sub_ps(v, z), s));
     }
   }
+  for (; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zp) * scale;
+}
+MCC_AVX512_END
 #endif
+
+void dequantize_row_u8_portable(const uint8_t* x, int64_t n, float scale, float zp, float* y) {
+  int64_t i = 0;
   for (; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zp) * scale;
 }
 
-void dequantize_row_s8(const int8_t* x, int64_t n, float scale, float zp, float* y) {
+void dequantize_row_u8(const uint8_t* x, int64_t n, float scale, float zp, float* y) {
+#if MCC_X86
+  if (cpu_avx512()) return dequantize_row_u8_avx512(x, n, scale, zp, y);
+#endif
+  dequantize_row_u8_portable(x, n, scale, zp, y);
+}
+
+#if MCC_X86
+MCC_AVX512_BEGIN
+void dequantize_row_s8_avx512(const int8_t* x, int64_t n, float scale, float zp, float* y) {
   int64_t i = 0;
-#ifdef MCC_INT8_AVX512
   if (int8_simd_enabled()) {
     const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zp);
     for (; i + 16 <= n; i += 16) {
@@ -281,8 +357,21 @@ void dequantize_row_s8(const int8_t* x, int64_t n, float scale, float zp, float*
       _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_sub_ps(v, z), s));
     }
   }
-#endif
   for (; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zp) * scale;
+}
+MCC_AVX512_END
+#endif
+
+void dequantize_row_s8_portable(const int8_t* x, int64_t n, float scale, float zp, float* y) {
+  int64_t i = 0;
+  for (; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zp) * scale;
+}
+
+void dequantize_row_s8(const int8_t* x, int64_t n, float scale, float zp, float* y) {
+#if MCC_X86
+  if (cpu_avx512()) return dequantize_row_s8_avx512(x, n, scale, zp, y);
+#endif
+  dequantize_row_s8_portable(x, n, scale, zp, y);
 }
 
 void dequantize_row_s32(const int32_t* x, int64_t n, float scale, float zp, float* y) {

@@ -21,10 +21,11 @@
 
 #include <Eigen/Core>
 
-#if defined(__AVX512F__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
+#include "backends/cpu/kernels/cpu_isa.h"
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
 #include "ir/errors.h"
@@ -92,24 +93,23 @@ void run_stats(const KernelContext& ctx, const T* x, int64_t groups, int64_t S,
 }
 
 // Mean and population variance of n floats, accumulated in f64 (two passes; AVX-512 lanes when
-// the build has them, in a fixed order).
-void row_stats_f32(const float* x, int64_t n, double& mean, double& var) {
+// the CPU has them, in a fixed order).
+#if MCC_X86
+MCC_AVX512_BEGIN
+void row_stats_f32_avx512(const float* x, int64_t n, double& mean, double& var) {
   mean = var = 0.0;
   if (n == 0) return;
   int64_t i = 0;
   double s = 0, ss = 0;
-#if defined(__AVX512F__)
   __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
   for (; i + 16 <= n; i += 16) {
     a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_loadu_ps(x + i)));
     a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8)));
   }
   s = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
-#endif
   for (; i < n; ++i) s += x[i];
   mean = s / static_cast<double>(n);
   i = 0;
-#if defined(__AVX512F__)
   const __m512d mv = _mm512_set1_pd(mean);
   a0 = _mm512_setzero_pd();
   a1 = _mm512_setzero_pd();
@@ -120,12 +120,35 @@ void row_stats_f32(const float* x, int64_t n, double& mean, double& var) {
     a1 = _mm512_fmadd_pd(d1, d1, a1);
   }
   ss = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
-#endif
   for (; i < n; ++i) {
     const double d = x[i] - mean;
     ss += d * d;
   }
   var = ss / static_cast<double>(n);
+}
+MCC_AVX512_END
+#endif
+
+void row_stats_f32_portable(const float* x, int64_t n, double& mean, double& var) {
+  mean = var = 0.0;
+  if (n == 0) return;
+  int64_t i = 0;
+  double s = 0, ss = 0;
+  for (; i < n; ++i) s += x[i];
+  mean = s / static_cast<double>(n);
+  i = 0;
+  for (; i < n; ++i) {
+    const double d = x[i] - mean;
+    ss += d * d;
+  }
+  var = ss / static_cast<double>(n);
+}
+
+void row_stats_f32(const float* x, int64_t n, double& mean, double& var) {
+#if MCC_X86
+  if (cpu_avx512()) return row_stats_f32_avx512(x, n, mean, var);
+#endif
+  row_stats_f32_portable(x, n, mean, var);
 }
 
 int64_t spatial_size(const ir::Tensor& x) {

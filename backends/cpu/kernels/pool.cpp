@@ -16,7 +16,7 @@
 // pools whose windows never reach padding run one pass per output row (2x2 stride 2 vectorised).
 // Windows that hold no input element (only padding) give the dtype's lowest value for MaxPool
 // and 0 for the others. Not supported: more than 3 spatial dims.
-#if defined(__AVX512F__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 #include <algorithm>
@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cpu/kernels/cpu_isa.h"
 #include "backends/cpu/kernels/conv_util.h"
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/nn_register.h"
@@ -134,63 +135,75 @@ void pool_planes(const KernelContext& ctx, const PoolAttrs& a, const WindowGeom&
   });
 }
 
+#if MCC_X86
+MCC_AVX512_BEGIN
+// f32 rows (inner == 1) with stride 1: each row is copied between runs of `lowest` (a padded
+// tap then never wins, as a skipped tap), and 16 outputs take their K taps at a time;
+// max_ps(src, acc) keeps std::max(acc, src)'s result, NaN handling included.
+// Stride 2 gathers every second element of two loaded vectors with one permute.
+// False (nothing written) for the shapes it does not take.
+bool max_axis_f32_avx512(const float* in, float* out, int64_t outer, int64_t n_in, int64_t inner,
+                         int64_t n_out, int64_t stride, int64_t pad_b, int64_t dil, int64_t K) {
+  if (inner == 1 && (stride == 1 || stride == 2) && pad_b >= 0) {
+    const float low = std::numeric_limits<float>::lowest();
+    const int64_t span = (K - 1) * dil;
+    static thread_local std::vector<float> buf;
+    const size_t need = static_cast<size_t>(pad_b + n_in + span + stride * n_out + 32);
+    if (buf.size() < need) buf.resize(need);
+    std::fill(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(need), low);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    float* const bp = buf.data();
+    for (int64_t o = 0; o < outer; ++o) {
+      std::copy(in + o * n_in, in + (o + 1) * n_in, bp + pad_b);
+      float* dst = out + o * n_out;
+      for (int64_t j = 0; j < n_out; j += 16) {
+        const __mmask16 m =
+            n_out - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n_out - j)) - 1);
+        __m512 v = _mm512_set1_ps(low);
+        for (int64_t k = 0; k < K; ++k) {
+          // Taps past the row's end (pad_e or beyond) read `lowest`, like skipped taps.
+          const float* t = bp + stride * j + k * dil;
+          const __m512 tap = stride == 1 ? _mm512_loadu_ps(t)
+                                         : _mm512_permutex2var_ps(_mm512_loadu_ps(t), even, _mm512_loadu_ps(t + 16));
+          v = _mm512_max_ps(tap, v);
+        }
+        _mm512_mask_storeu_ps(dst + j, m, v);
+      }
+    }
+    return true;
+  }
+  if (inner >= 8) {  // rows of `inner` values: max_ps(src, dst) keeps std::max(dst, src)
+    const __m512 lv = _mm512_set1_ps(std::numeric_limits<float>::lowest());
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < n_out; ++j) {
+        float* dst = out + (o * n_out + j) * inner;
+        const int64_t start = j * stride - pad_b;
+        int64_t first, last;
+        tap_range(start, dil, K, 0, n_in, first, last);
+        for (int64_t i = 0; i < inner; i += 16) {
+          const __mmask16 m = inner - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (inner - i)) - 1);
+          __m512 v = lv;
+          for (int64_t k = first; k < last; ++k)
+            v = _mm512_max_ps(_mm512_maskz_loadu_ps(m, in + (o * n_in + start + k * dil) * inner + i), v);
+          _mm512_mask_storeu_ps(dst + i, m, v);
+        }
+      }
+    return true;
+  }
+  return false;
+}
+MCC_AVX512_END
+#endif
+
 // Max over the taps of a 1-D window along the middle axis of [outer, n_in, inner] into
 // [outer, n_out, inner]; taps outside the input are skipped (an all-padding window gives lowest).
 template <class A>
 void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, int64_t n_out,
               int64_t stride, int64_t pad_b, int64_t dil, int64_t K) {
-#if defined(__AVX512F__)
-  // f32 rows (inner == 1) with stride 1: each row is copied between runs of `lowest` (a padded
-  // tap then never wins, as a skipped tap), and 16 outputs take their K taps at a time;
-  // max_ps(src, acc) keeps std::max(acc, src)'s result, NaN handling included.
-  // Stride 2 gathers every second element of two loaded vectors with one permute.
+#if MCC_X86
   if constexpr (std::is_same_v<A, float>) {
-    if (inner == 1 && (stride == 1 || stride == 2) && pad_b >= 0) {
-      const float low = std::numeric_limits<float>::lowest();
-      const int64_t span = (K - 1) * dil;
-      static thread_local std::vector<float> buf;
-      const size_t need = static_cast<size_t>(pad_b + n_in + span + stride * n_out + 32);
-      if (buf.size() < need) buf.resize(need);
-      std::fill(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(need), low);
-      const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-      float* const bp = buf.data();
-      for (int64_t o = 0; o < outer; ++o) {
-        std::copy(in + o * n_in, in + (o + 1) * n_in, bp + pad_b);
-        float* dst = out + o * n_out;
-        for (int64_t j = 0; j < n_out; j += 16) {
-          const __mmask16 m =
-              n_out - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n_out - j)) - 1);
-          __m512 v = _mm512_set1_ps(low);
-          for (int64_t k = 0; k < K; ++k) {
-            // Taps past the row's end (pad_e or beyond) read `lowest`, like skipped taps.
-            const float* t = bp + stride * j + k * dil;
-            const __m512 tap = stride == 1 ? _mm512_loadu_ps(t)
-                                           : _mm512_permutex2var_ps(_mm512_loadu_ps(t), even, _mm512_loadu_ps(t + 16));
-            v = _mm512_max_ps(tap, v);
-          }
-          _mm512_mask_storeu_ps(dst + j, m, v);
-        }
-      }
+    if (cpu_avx512() && max_axis_f32_avx512(in, out, outer, n_in, inner, n_out, stride, pad_b, dil, K))
       return;
-    }
-    if (inner >= 8) {  // rows of `inner` values: max_ps(src, dst) keeps std::max(dst, src)
-      const __m512 lv = _mm512_set1_ps(std::numeric_limits<float>::lowest());
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t j = 0; j < n_out; ++j) {
-          float* dst = out + (o * n_out + j) * inner;
-          const int64_t start = j * stride - pad_b;
-          int64_t first, last;
-          tap_range(start, dil, K, 0, n_in, first, last);
-          for (int64_t i = 0; i < inner; i += 16) {
-            const __mmask16 m = inner - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (inner - i)) - 1);
-            __m512 v = lv;
-            for (int64_t k = first; k < last; ++k)
-              v = _mm512_max_ps(_mm512_maskz_loadu_ps(m, in + (o * n_in + start + k * dil) * inner + i), v);
-            _mm512_mask_storeu_ps(dst + i, m, v);
-          }
-        }
-      return;
-    }
   }
 #endif
   for (int64_t o = 0; o < outer; ++o)
@@ -206,6 +219,33 @@ void max_axis(const A* in, A* out, int64_t outer, int64_t n_in, int64_t inner, i
       }
     }
 }
+
+#if MCC_X86
+MCC_AVX512_BEGIN
+// One output row of a 2x2, stride-2 f32 MaxPool inside the input, 16 outputs at a time: the
+// outputs [0, OW) of rows xr, xr + W into yr (the folds of max_pool_2d_inside).
+void max_2x2_s2_row_avx512(const float* xr, int64_t W, float* yr, int64_t OW) {
+  const float low = std::numeric_limits<float>::lowest();
+  int64_t ow = 0;
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512 lv = _mm512_set1_ps(low);
+  for (; ow < OW; ow += 16) {
+    const int64_t n = std::min<int64_t>(16, OW - ow);  // outputs; 2n inputs per row
+    const __mmask16 m_out = static_cast<__mmask16>((1u << n) - 1);
+    const __mmask16 m_lo = static_cast<__mmask16>(n >= 8 ? 0xFFFF : (1u << (2 * n)) - 1);
+    const __mmask16 m_hi = static_cast<__mmask16>(n <= 8 ? 0 : (1u << (2 * n - 16)) - 1);
+    __m512 h[2];
+    for (int k = 0; k < 2; ++k) {
+      const float* src = xr + k * W + 2 * ow;
+      const __m512 a = _mm512_maskz_loadu_ps(m_lo, src), c = _mm512_maskz_loadu_ps(m_hi, src + 16);
+      h[k] = _mm512_max_ps(_mm512_permutex2var_ps(a, odd, c), _mm512_max_ps(_mm512_permutex2var_ps(a, even, c), lv));
+    }
+    _mm512_mask_storeu_ps(yr + ow, m_out, _mm512_max_ps(h[1], _mm512_max_ps(h[0], lv)));
+  }
+}
+MCC_AVX512_END
+#endif
 
 // 2-D f32 MaxPool whose windows all lie inside the input (no padding reached), one output row at
 // a time without staging buffers. Each window folds as max_axis does (its W taps, then its H
@@ -225,24 +265,10 @@ bool max_pool_2d_inside(const KernelContext& ctx, const WindowGeom& g, int64_t p
       const float* xr = x + pl * H * W + oh * sh * W;
       float* yr = y + pl * OH * OW + oh * OW;
       int64_t ow = 0;
-#if defined(__AVX512F__)
-      if (KH == 2 && KW == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1) {
-        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-        const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-        const __m512 lv = _mm512_set1_ps(low);
-        for (; ow < OW; ow += 16) {
-          const int64_t n = std::min<int64_t>(16, OW - ow);  // outputs; 2n inputs per row
-          const __mmask16 m_out = static_cast<__mmask16>((1u << n) - 1);
-          const __mmask16 m_lo = static_cast<__mmask16>(n >= 8 ? 0xFFFF : (1u << (2 * n)) - 1);
-          const __mmask16 m_hi = static_cast<__mmask16>(n <= 8 ? 0 : (1u << (2 * n - 16)) - 1);
-          __m512 h[2];
-          for (int k = 0; k < 2; ++k) {
-            const float* src = xr + k * W + 2 * ow;
-            const __m512 a = _mm512_maskz_loadu_ps(m_lo, src), c = _mm512_maskz_loadu_ps(m_hi, src + 16);
-            h[k] = _mm512_max_ps(_mm512_permutex2var_ps(a, odd, c), _mm512_max_ps(_mm512_permutex2var_ps(a, even, c), lv));
-          }
-          _mm512_mask_storeu_ps(yr + ow, m_out, _mm512_max_ps(h[1], _mm512_max_ps(h[0], lv)));
-        }
+#if MCC_X86
+      if (KH == 2 && KW == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1 && cpu_avx512()) {
+        max_2x2_s2_row_avx512(xr, W, yr, OW);
+        continue;
       }
 #endif
       for (; ow < OW; ++ow) {
@@ -342,17 +368,27 @@ Kernel make_pool(const ir::Node& node, PoolKind kind) {
 // Sum of n floats in 16 interleaved lanes (lane k adds elements k, k + 16, ...; the lanes are then
 // added pairwise, 8 + 8, 4 + 4, 2 + 2, 1 + 1), so the sum is not one serial chain of dependent
 // adds. The scalar and AVX-512 paths add in the same order: same result on every build.
-float sum_f32_lanes(const float* x, int64_t n) {
-  float lane[16] = {};
+#if MCC_X86
+MCC_AVX512_BEGIN
+// Lanes of sum_f32_lanes over the first n / 16 * 16 floats; returns how many were added.
+int64_t sum_lanes_avx512(const float* x, int64_t n, float* lane) {
   int64_t i = 0;
-#if defined(__AVX512F__)
   __m512 acc = _mm512_setzero_ps();
   for (; i + 16 <= n; i += 16) acc = _mm512_add_ps(acc, _mm512_loadu_ps(x + i));
   _mm512_storeu_ps(lane, acc);
-#else
+  return i;
+}
+MCC_AVX512_END
+#endif
+
+float sum_f32_lanes(const float* x, int64_t n) {
+  float lane[16] = {};
+  int64_t i = 0;
+#if MCC_X86
+  if (cpu_avx512()) i = sum_lanes_avx512(x, n, lane);
+#endif
   for (; i + 16 <= n; i += 16)
     for (int k = 0; k < 16; ++k) lane[k] += x[i + k];
-#endif
   for (int k = 0; i < n; ++i, ++k) lane[k] += x[i];
   for (int w = 8; w >= 1; w /= 2)
     for (int k = 0; k < w; ++k) lane[k] += lane[k + w];

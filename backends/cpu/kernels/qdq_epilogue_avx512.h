@@ -4,13 +4,17 @@
 // narrowed lane by lane or four vectors at a time into 64 stored bytes (qdq_store64).
 // The lanes may be 16 positions of one channel or 16 channels of one position: every parameter
 // is a vector.
-// Only included by AVX-512 builds (guard the include with __AVX512F__).
+// Compiled for AVX-512 wherever it is included on x86 (cpu_isa.h): called only where
+// cpu_avx512() holds; include it with `#if MCC_X86`.
 #pragma once
 #include <immintrin.h>
+
+#include "backends/cpu/kernels/cpu_isa.h"
 
 #include "backends/cpu/kernels/conv_act_avx512.h"
 #include "backends/cpu/kernels/conv_fusion.h"
 
+MCC_AVX512_BEGIN
 namespace mcc::backends::cpu::avx512 {
 
 /// The activation of the epilogue on 16 lanes, in the f32 operations apply_epilogue uses.
@@ -115,3 +119,4 @@ inline void with_qdq_epilogue(const Epilogue& e, bool clamp, bool silu_in_range,
 }
 
 }  // namespace mcc::backends::cpu::avx512
+MCC_AVX512_END

@@ -1,9 +1,10 @@
 // Byte-generic data movement for the tensor-op kernels (see tensor_ops_util.h).
+#include "backends/cpu/kernels/cpu_isa.h"
 #include "backends/cpu/kernels/tensor_ops_util.h"
 
 #include <algorithm>
 #include <cstring>
-#if defined(__AVX512F__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
@@ -58,9 +59,10 @@ void fill_elems(const ir::Tensor& src, int64_t s, ir::Tensor& dst, int64_t d, in
 
 namespace {
 // dst[j] = src[2 * j] for j < n, 4-byte elements (a step-2 Slice row, e.g. YOLOX's Focus).
-void copy_every_second_f32(const std::byte* src, std::byte* dst, int64_t n) {
+#if MCC_X86
+MCC_AVX512_BEGIN
+void copy_every_second_f32_avx512(const std::byte* src, std::byte* dst, int64_t n) {
   int64_t j = 0;
-#if defined(__AVX512F__)
   const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
   for (; j + 16 <= n; j += 16) {
     // The second load reads up to element 2j + 31; only 2j + 30 is needed (mask the last).
@@ -68,8 +70,21 @@ void copy_every_second_f32(const std::byte* src, std::byte* dst, int64_t n) {
     const __m512i b = _mm512_maskz_loadu_epi32(__mmask16(0x7FFF), src + 8 * j + 64);
     _mm512_storeu_si512(dst + 4 * j, _mm512_permutex2var_epi32(a, even, b));
   }
-#endif
   for (; j < n; ++j) std::memcpy(dst + 4 * j, src + 8 * j, 4);
+}
+MCC_AVX512_END
+#endif
+
+void copy_every_second_f32_portable(const std::byte* src, std::byte* dst, int64_t n) {
+  int64_t j = 0;
+  for (; j < n; ++j) std::memcpy(dst + 4 * j, src + 8 * j, 4);
+}
+
+void copy_every_second_f32(const std::byte* src, std::byte* dst, int64_t n) {
+#if MCC_X86
+  if (cpu_avx512()) return copy_every_second_f32_avx512(src, dst, n);
+#endif
+  copy_every_second_f32_portable(src, dst, n);
 }
 }  // namespace
 

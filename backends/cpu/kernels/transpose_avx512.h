@@ -1,10 +1,14 @@
 // 16x16 transposes of 4-byte elements in AVX-512 registers, for the batched 2-D Transpose
 // (transpose_concat_split.cpp) and the channels-in-lanes depthwise conv (conv_depthwise_c16.cpp),
 // which turns 16 channel rows into per-position 16-channel vectors and back.
-// Only included by AVX-512 builds (guard the include with __AVX512F__).
+// Compiled for AVX-512 wherever it is included on x86 (cpu_isa.h): called only where
+// cpu_avx512() holds; include it with `#if MCC_X86`.
 #pragma once
 #include <immintrin.h>
 
+#include "backends/cpu/kernels/cpu_isa.h"
+
+MCC_AVX512_BEGIN
 namespace mcc::backends::cpu::avx512 {
 
 /// r[i] (row i, lanes = columns) becomes column i of the 16x16 block: 64 shuffles.
@@ -34,3 +38,4 @@ __attribute__((always_inline)) inline void transpose_16x16(__m512i (&r)[16]) {
 }
 
 }  // namespace mcc::backends::cpu::avx512
+MCC_AVX512_END

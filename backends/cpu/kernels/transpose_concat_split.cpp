@@ -7,11 +7,12 @@
 // generic strided copy.
 // Not supported: packed sub-byte dtypes (u4, i4, f4e2m1).
 #include <algorithm>
-#if defined(__AVX512F__)
-#include "backends/cpu/kernels/transpose_avx512.h"
-#endif
 #include <cstdint>
 
+#include "backends/cpu/kernels/cpu_isa.h"
+#if MCC_X86
+#include "backends/cpu/kernels/transpose_avx512.h"
+#endif
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/tensor_ops_util.h"
@@ -23,7 +24,8 @@ using namespace tensor_ops;
 using ir::DType;
 using ir::Tensor;
 
-#if defined(__AVX512F__)
+#if MCC_X86
+MCC_AVX512_BEGIN
 // The 16x16 block at s (row stride ls) transposed into d (row stride ld): 16 loads, 64
 // shuffles, 16 stores.
 inline void transpose_16x16(const uint32_t* s, int64_t ls, uint32_t* d, int64_t ld) {
@@ -32,11 +34,19 @@ inline void transpose_16x16(const uint32_t* s, int64_t ls, uint32_t* d, int64_t 
   avx512::transpose_16x16(r);
   for (int i = 0; i < 16; ++i) _mm512_storeu_si512(d + i * ld, r[i]);
 }
+
+// Rows [r0, rf) x columns [c0, cf) of s ([rows, cols]) into d ([cols, rows]) in 16x16 blocks.
+void transpose_blocks_avx512(const uint32_t* s, uint32_t* d, int64_t rows, int64_t cols, int64_t r0,
+                             int64_t rf, int64_t c0, int64_t cf) {
+  for (int64_t rb = r0; rb < rf; rb += 16)
+    for (int64_t cb = c0; cb < cf; cb += 16) transpose_16x16(s + rb * cols + cb, cols, d + cb * rows + rb, rows);
+}
+MCC_AVX512_END
 #endif
 
 // dst[b][c][r] = src[b][r][c] for `batch` row-major [rows, cols] matrices of 4-byte elements,
 // in 32x32 tiles (both the reads and the writes stay within 32 cache lines); whole 16x16 blocks
-// are transposed in registers on AVX-512 builds.
+// are transposed in registers on CPUs with AVX-512.
 void transpose_batched_4(const KernelContext& ctx, const uint32_t* src, uint32_t* dst,
                          int64_t batch, int64_t rows, int64_t cols) {
   constexpr int64_t kT = 32;
@@ -45,6 +55,7 @@ void transpose_batched_4(const KernelContext& ctx, const uint32_t* src, uint32_t
   // [3549, 85]: 3 row tiles) still splits evenly across threads.
   constexpr int64_t kBand = 8;
   const int64_t bands = (ct + kBand - 1) / kBand;
+  const bool blocks = cpu_avx512();
   ctx.parallel_for(batch * rt * bands, kT * kT * kBand, [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) {
       const int64_t band = it % bands, tile = it / bands;
@@ -55,11 +66,12 @@ void transpose_batched_4(const KernelContext& ctx, const uint32_t* src, uint32_t
         const int64_t c1 = std::min(c0 + kT, cols);
         // Rows [r0, rf) x columns [c0, cf) in whole 16x16 blocks (AVX-512), the rest one by one.
         int64_t rf = r0, cf = c0;
-#if defined(__AVX512F__)
-        rf = r0 + (r1 - r0) / 16 * 16;
-        cf = c0 + (c1 - c0) / 16 * 16;
-        for (int64_t rb = r0; rb < rf; rb += 16)
-          for (int64_t cb = c0; cb < cf; cb += 16) transpose_16x16(s + rb * cols + cb, cols, d + cb * rows + rb, rows);
+#if MCC_X86
+        if (blocks) {
+          rf = r0 + (r1 - r0) / 16 * 16;
+          cf = c0 + (c1 - c0) / 16 * 16;
+          transpose_blocks_avx512(s, d, rows, cols, r0, rf, c0, cf);
+        }
 #endif
         for (int64_t c = c0; c < c1; ++c) {
           uint32_t* __restrict dr = d + c * rows;

@@ -3,10 +3,14 @@
 // arrays with a register copy around every instruction and spills one accumulator of a 4x4 tile
 // to the stack on each k step (a store-to-load round trip on the critical path); the inline asm
 // form updates the accumulator in place. Other compilers use the intrinsic.
-// Only included by builds with __AVX512VNNI__.
+// Compiled for AVX-512 VNNI wherever it is included on x86 (cpu_isa.h): called only where
+// cpu_avx512_vnni() holds; include it with `#if MCC_X86`.
 #pragma once
 #include <immintrin.h>
 
+#include "backends/cpu/kernels/cpu_isa.h"
+
+MCC_AVX512_VNNI_BEGIN
 namespace mcc::backends::cpu::avx512 {
 
 /// acc + sum of the four products u8[4i + j] * s8[4i + j] in each s32 lane i (exact, no
@@ -21,3 +25,4 @@ __attribute__((always_inline)) inline __m512i dpbusd(__m512i acc, __m512i u8, __
 }
 
 }  // namespace mcc::backends::cpu::avx512
+MCC_AVX512_VNNI_END
