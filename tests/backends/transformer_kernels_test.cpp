@@ -174,6 +174,63 @@ TEST_CASE("f32 MatMul with an initializer B packs it once and stays right on lat
   }
 }
 
+TEST_CASE("f32 Gemm with an initializer B (a Linear layer) packs it once: transB, C broadcasts, beta") {
+  struct Case {
+    int64_t M, K, N;
+    bool tb;
+    std::vector<int64_t> cd;  // C's shape; empty: no C
+    float beta;
+  };
+  const std::vector<Case> cases = {{1, 64, 384, true, {384}, 1.f},     {13, 70, 45, false, {13, 45}, 0.5f},
+                                   {5, 33, 17, true, {1, 1}, 2.f},      {7, 20, 40, false, {}, 1.f},
+                                   {30, 128, 1000, true, {1, 1000}, 1.f}};
+  uint32_t seed = 300;
+  for (const Case& c : cases) {
+    CAPTURE(c.M);
+    CAPTURE(c.N);
+    ir::Model m = empty_model(13);
+    ir::Graph& g = *m.graph;
+    ir::Value& x = add_input(g, "X", {c.M, c.K});
+    const std::vector<int64_t> wd = c.tb ? std::vector<int64_t>{c.N, c.K} : std::vector<int64_t>{c.K, c.N};
+    const auto wv = uniform(numel(wd), seed++, -1.f, 1.f);
+    std::vector<ir::Value*> ins{&x, &g.add_initializer("W", ir::Tensor::from_vector<float>(wd, wv))};
+    const auto cv = uniform(c.cd.empty() ? 0 : numel(c.cd), seed++, -1.f, 1.f);
+    if (!c.cd.empty()) ins.push_back(&g.add_initializer("C", ir::Tensor::from_vector<float>(c.cd, cv)));
+    ir::Node& n = add_node(g, "Gemm", "fc", ins, {"Y"}, 13, {attr_i("transB", c.tb ? 1 : 0), attr_f("beta", c.beta)});
+    mark_output(g, *n.outputs[0]);
+    std::vector<ir::Tensor> by_threads;
+    for (int threads : {1, 2}) {
+      backends::Executor ex(m, backends::ExecOptions{threads});
+      for (uint32_t run = 0; run < 2; ++run) {
+        const auto xv = uniform(c.M * c.K, 500 + run, -2.f, 2.f);
+        const auto out = ex.run({{"X", backends::RValue::of(ir::Tensor::from_vector<float>({c.M, c.K}, xv))}});
+        const ir::Tensor& y = out.at(0).tensor;
+        REQUIRE(y.dims() == std::vector<int64_t>{c.M, c.N});
+        auto yd = y.data<float>();
+        double worst = 0;
+        for (int64_t i = 0; i < c.M; ++i)
+          for (int64_t j = 0; j < c.N; ++j) {
+            double acc = 0, mag = 0;
+            for (int64_t k = 0; k < c.K; ++k) {
+              const double w = wv[static_cast<size_t>(c.tb ? j * c.K + k : k * c.N + j)];
+              acc += xv[static_cast<size_t>(i * c.K + k)] * w;
+              mag += std::abs(xv[static_cast<size_t>(i * c.K + k)] * w);
+            }
+            if (!c.cd.empty()) {
+              const int64_t ci = c.cd.size() == 2 && c.cd[0] > 1 ? i : 0;
+              const int64_t cj = c.cd.back() > 1 ? j : 0;
+              acc += c.beta * cv[static_cast<size_t>(ci * c.cd.back() + cj)];
+            }
+            worst = std::max(worst, std::abs(acc - yd[static_cast<size_t>(i * c.N + j)]) / (mag + 1));
+          }
+        CHECK(worst < 1e-6);
+        if (run == 0) by_threads.push_back(y);
+      }
+    }
+    if (backends::cpu::matmul_f32_available()) CHECK(same_bytes(by_threads[0], by_threads[1]));
+  }
+}
+
 TEST_CASE("f32 Softmax and LogSoftmax match double math along the last and a middle axis") {
   const std::vector<int64_t> dims{2, 3, 7, 129};
   auto v = uniform(numel(dims), 11, -12.f, 12.f);

@@ -84,6 +84,14 @@ inline BroadcastPlan make_plan(const std::vector<int64_t>& out,
   p.numel = 1;
   for (int64_t d : out) p.numel *= d;
   const size_t k = ins.size();
+  // Inputs all of the output's shape (the common case): one contiguous row.
+  bool same = p.numel > 0;
+  for (size_t j = 0; j < k && same; ++j) same = *ins[j] == out;
+  if (same) {
+    p.inner = p.numel;
+    for (size_t j = 0; j < k && j < 3; ++j) p.inner_stride[j] = 1;
+    return p;
+  }
   std::vector<std::vector<int64_t>> st;
   for (const auto* d : ins) st.push_back(broadcast_strides(*d, out));
   // Drop size-1 output dims, then merge each dim into the next-inner one when every input

@@ -254,11 +254,47 @@ Kernel make_matmul(const ir::Node& node) {
 
 // ------------------------------------------------------------------ Gemm
 
+// f32 Gemm with a constant B and alpha 1 (a Linear layer) through the packed-panel GEMM: B (or
+// B^T) packed on the first run and kept, C added after. False (nothing written) otherwise.
+bool gemm_run_packed(KernelContext& ctx, const ir::Tensor& a, const ir::Tensor& b, bool ta, bool tb,
+                     float alpha, float beta, const GemmDims& g, const std::vector<int64_t>& c_strides,
+                     PackedCache* cache) {
+  const int64_t M = g.M, N = g.N, K = g.K;
+  if (!cache || ta || alpha != 1.f || a.dtype() != DType::F32 || b.dtype() != DType::F32 || M == 0 ||
+      !matmul_packed_applies(MatMulShape{.M = M, .N = N, .K = K, .batch_count = 1}))
+    return false;
+  {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    if (!cache->ready) {
+      const float* bp = b.data<float>().data();
+      if (tb) {  // B is [N, K]: pack its transpose
+        std::vector<float> bt(static_cast<size_t>(K * N));
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t k = 0; k < K; ++k) bt[static_cast<size_t>(k * N + n)] = bp[n * K + k];
+        pack_b_f32(bt.data(), N, K, N, cache->b);
+      } else {
+        pack_b_f32(bp, N, K, N, cache->b);
+      }
+      cache->ready = true;
+    }
+  }
+  ir::Tensor& y = ctx.alloc_output_overwritten(0, DType::F32, {M, N});
+  float* out = y.mutable_data<float>().data();
+  matmul_packed_f32(ctx, M, a.data<float>().data(), K, cache->b, out, N);
+  if (!c_strides.empty() && beta != 0.f) {
+    const float* c = ctx.in(2).data<float>().data();
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) out[i * N + j] += beta * c[i * c_strides[0] + j * c_strides[1]];
+  }
+  return true;
+}
+
 Kernel make_gemm(const ir::Node& node) {
   const ir::GemmAttrs ga(node);
   const bool ta = ga.trans_a(), tb = ga.trans_b();
   const float alpha = ga.alpha(), beta = ga.beta();
   const std::string what = node.describe() + ": Gemm";  // dtype error context, built once
+  auto cache = node.inputs.size() > 1 && is_const(node.input(1)) ? std::make_shared<PackedCache>() : nullptr;
   return [=](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& a = ctx.in(0);
@@ -279,6 +315,7 @@ Kernel make_gemm(const ir::Node& node) {
                          "]");
       c_strides = broadcast_strides(c.dims(), out);
     }
+    if (gemm_run_packed(ctx, a, b, ta, tb, alpha, beta, g, c_strides, cache.get())) return;
     ir::Tensor& y = ctx.alloc_output(0, a.dtype(), {M, N});
     ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64,
                  DType::U32, DType::U64>(a.dtype(), what, [&](auto tag) {

@@ -7,6 +7,9 @@
 // No arithmetic, so no accumulation type.
 // Not supported: packed sub-byte dtypes.
 #include <limits>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "backends/cpu/kernels/kernel_util.h"
 #include "backends/cpu/kernels/kernels.h"
@@ -21,13 +24,42 @@ using ir::Tensor;
 
 // ---------------------------------------------------------------- Slice
 
+// The output shape, strides into the input and offset of the last run, reused while the input's
+// shape is unchanged and starts/ends/axes/steps are constants (attributes, initializers or
+// Constant nodes): a Slice inside a Loop body then costs the copy alone.
+struct SliceCache {
+  std::mutex mu;
+  bool valid = false;
+  std::vector<int64_t> x_dims, od, os;
+  int64_t off = 0;
+};
+
+bool constant_input(const ir::Node& n, size_t i) {
+  if (i >= n.inputs.size() || !n.inputs[i]) return true;
+  const ir::Value* v = n.inputs[i];
+  if (v->is_graph_input) return false;
+  if (v->initializer) return true;
+  return v->producer && v->producer->is("Constant") && v->producer->inputs.empty();
+}
+
 Kernel make_slice(const ir::Node& n) {
   const std::vector<int64_t> starts_attr = n.attr_ints("starts"), ends_attr = n.attr_ints("ends"),
                              axes_attr = n.attr_ints("axes");
   const bool attr_form = n.has_attr("starts");
+  bool constant_params = true;
+  for (size_t i = 1; i < 5; ++i) constant_params = constant_params && constant_input(n, i);
+  auto cache = constant_params ? std::make_shared<SliceCache>() : nullptr;
   return [=](KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
     check_movable(ctx.node(), x.dtype());
+    if (cache) {
+      std::lock_guard<std::mutex> lock(cache->mu);
+      if (cache->valid && cache->x_dims == x.dims()) {
+        Tensor& y = ctx.alloc_output_overwritten(0, x.dtype(), cache->od);
+        strided_copy(ctx, x, cache->off, cache->od, cache->os, y);
+        return;
+      }
+    }
     const auto r = static_cast<int64_t>(x.rank());
     std::vector<int64_t> starts, ends, axes, steps;
     if (ctx.has_input(1)) {
@@ -65,6 +97,14 @@ Kernel make_slice(const ir::Node& n) {
       od[static_cast<size_t>(ax)] = len;
       os[static_cast<size_t>(ax)] = len > 1 ? step * strides[static_cast<size_t>(ax)] : 0;
       if (len > 0) off += s * strides[static_cast<size_t>(ax)];
+    }
+    if (cache) {
+      std::lock_guard<std::mutex> lock(cache->mu);
+      cache->x_dims = x.dims();
+      cache->od = od;
+      cache->os = os;
+      cache->off = off;
+      cache->valid = true;
     }
     Tensor& y = ctx.alloc_output_overwritten(0, x.dtype(), od);
     strided_copy(ctx, x, off, od, os, y);
