@@ -2,6 +2,10 @@
 // __builtin_cpu_supports, capped by MCC_CPU_ISA, each answer computed once.
 #include "backends/cpu/kernels/cpu_isa.h"
 
+#if MCC_X86
+#include <cpuid.h>
+#endif
+
 #include <cstdlib>
 #include <string>
 
@@ -16,8 +20,10 @@ Isa detect() {
   Isa isa;
 #if MCC_X86
   __builtin_cpu_init();
-  isa.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+  // F16C through cpuid leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does not know it.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+  isa.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
   isa.avx512 = isa.avx2 && __builtin_cpu_supports("avx512f") &&
                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512vl");
