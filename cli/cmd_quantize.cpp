@@ -61,7 +61,7 @@ constexpr StageFlag kStageFlags[] = {
              "openvino, or generic (QDQ on weighted ops' inputs, per-channel depthwise inputs)"},
     {.flag = "--mode", .key = "mode",
      .help = "static (calibrated QDQ), dynamic (MatMul/Gemm; activations quantized at run time, no --calib) or "
-             "weight_only (MatMul weights in int4/int8 blocks, activations float; --calib only for --algorithm gptq)"},
+             "weight_only (MatMul weights in int4/int8 blocks, activations float; --calib only for --algorithm gptq or --awq)"},
     {.flag = "--embeddings", .key = "embeddings",
      .help = "--mode dynamic or weight_only: store Gather tables (embeddings) as int8, one scale per column, gathered as "
              "int8 rows", .sets = "true"},
@@ -74,6 +74,9 @@ constexpr StageFlag kStageFlags[] = {
     {.flag = "--ratio", .key = "ratio",
      .help = "--mode weight_only --bits 4: least share of weight elements at 4 bits; the costliest weights become 8-bit "
              "(e.g. 0.8)"},
+    {.flag = "--lm-head-block-size", .key = "lm_head_block_size",
+     .help = "--mode weight_only --bits 4: blocks of a layer writing causal-LM logits (an output named *logits*) when "
+             "smaller than --block-size (0: off)"},
     {.flag = "--block-size", .key = "block_size", .help = "--mode weight_only: weights per scale along K (power of two >= 16)"},
     {.flag = "--algorithm", .key = "algorithm", .help = "--mode weight_only: rtn (round to nearest, no data) or gptq (needs --calib)"},
     {.flag = "--weight-zero-point", .key = "weight_zero_point",
@@ -83,6 +86,9 @@ constexpr StageFlag kStageFlags[] = {
     {.flag = "--scale-search", .key = "scale_search",
      .help = "--mode weight_only: search each block's range for the least squared rounding error (clips the largest "
              "weights: lower weight error, often a worse LLM)", .sets = "true"},
+    {.flag = "--awq", .key = "awq",
+     .help = "--mode weight_only: activation-aware weight scales (AWQ), searched per MatMul input on --calib data",
+     .sets = "true"},
     {.flag = "--weight-format", .key = "weight_format",
      .help = "--mode weight_only: qdq (DequantizeLinear block_size, opset 21), matmul_nbits (com.microsoft.MatMulNBits) "
              "or target (matmul_nbits for --target ort, else qdq)"},
@@ -264,7 +270,8 @@ int run_quantize(const QuantizeOptions& q) {
   } else {
     // Static quantization calibrates; a mode that quantizes activations at run time does not.
     const std::string mode = q.stage.value("mode", "static");
-    const bool calibrates = mode == "static" || (mode == "weight_only" && q.stage.value("algorithm", "rtn") == "gptq");
+    const bool calibrates = mode == "static" || (mode == "weight_only" && (q.stage.value("algorithm", "rtn") == "gptq" ||
+                                                                           q.stage.value("awq", "false") == "true"));
     if (calibrates && q.stage.value("calib", "").empty())
       throw UsageError("mcc quantize: --calib DIR is required (or --state STATE to replay a saved run)");
     // Syntax errors surface before the model is read (matching needs the model: checked in the stage).

@@ -54,6 +54,9 @@ constexpr AddedOption kAddedOptions[] = {{"quantize", "holdout", "0"},
                                          {"quantize", "weight_format", "qdq"},
                                          {"quantize", "target", "generic"},
                                          {"quantize", "dynamic_activations", "per_tensor"},
+                                         {"quantize", "awq", "false"},
+                                         {"quantize", "awq_grid", "20"},
+                                         {"quantize", "lm_head_block_size", "0"},
                                          {"fp16", "convert_embeddings", "false"}};
 
 /// Stats and record entries added after the fixtures were written, with the value they hold when

@@ -41,6 +41,28 @@ TEST_CASE("quantize budget: the static ladder and its causal-LM step") {
   CHECK(judge::plan_budget({}, dynamic).language_model_step.is_null());
 }
 
+TEST_CASE("quantize budget: weight-only 4-bit escalates to AWQ scales where calibration data is given") {
+  nlohmann::ordered_json wo = static_stage();
+  wo["mode"] = "weight_only";
+  const judge::BudgetPlan plan = judge::plan_budget({}, wo);
+  REQUIRE(plan.attempts.size() == 2);
+  CHECK_FALSE(plan.attempts[0].contains("awq"));
+  CHECK(plan.attempts[1].value("awq", "") == "true");
+  CHECK(plan.attempts[1].value("holdout", "") == plan.attempts[0].value("holdout", "?"));
+  CHECK(plan.language_model_step.is_null());
+  // Not when the user chose awq or 8 bits, or without calibration data.
+  for (const char* key : {"awq", "bits"}) {
+    CAPTURE(key);
+    nlohmann::ordered_json stage = wo;
+    stage[key] = std::string(key) == "awq" ? "false" : "8";
+    CHECK(judge::plan_budget({}, stage).attempts.size() == 1);
+  }
+  nlohmann::ordered_json no_data = {{"mode", "weight_only"}};
+  judge::BudgetOptions eval;
+  eval.eval_dir = static_stage()["calib"].get<std::string>();
+  CHECK(judge::plan_budget(eval, no_data).attempts.size() == 1);
+}
+
 TEST_CASE("quantize budget: a miss on causal-LM logits is told from other misses by its figures") {
   const nlohmann::ordered_json lm = nlohmann::ordered_json::parse(
       R"([{"output": "logits", "metric": "perplexity_ratio", "verdict": "fail"},

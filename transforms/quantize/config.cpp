@@ -33,17 +33,23 @@ void read_weight_only(const Options& o, Config& c) {
   w.act_order = o.get_bool("gptq_act_order");
   w.lazy_block = o.get_int("gptq_block");
   w.ratio = o.get_float("ratio");
+  w.lm_head_block_size = o.get_int("lm_head_block_size");
+  c.awq = o.get_bool("awq");
+  c.awq_grid = o.get_int("awq_grid");
   const std::string& written = o.get_string("weight_format");
   const std::string& format = written == "target" ? c.target->weight_format : written;
   if (!c.weight_only) {
     const WeightOnlyConfig d;
-    if (w.bits != d.bits || w.block_size != d.block_size || w.gptq || w.ratio != d.ratio ||
+    if (w.bits != d.bits || w.block_size != d.block_size || w.gptq || w.ratio != d.ratio || c.awq ||
         w.damp != d.damp || w.act_order || w.lazy_block != d.lazy_block || written == "matmul_nbits")
-      throw UsageError("quantize: bits, block_size, ratio, algorithm, gptq_* and weight_format "
+      throw UsageError("quantize: bits, block_size, ratio, awq, algorithm, gptq_* and weight_format "
                        "need mode=weight_only");
     return;
   }
   if (w.bits != 4 && w.bits != 8) throw UsageError("quantize: bits must be 4 or 8, got " + std::to_string(w.bits));
+  if (w.lm_head_block_size != 0 && (w.lm_head_block_size < 16 || !power_of_two(w.lm_head_block_size)))
+    throw UsageError("quantize: lm_head_block_size must be 0 (off) or a power of two >= 16, got " +
+                     std::to_string(w.lm_head_block_size));
   if (!(w.ratio >= 0 && w.ratio <= 1)) throw UsageError("quantize: ratio is a share in [0, 1]");
   if (w.ratio < 1 && w.bits != 4) throw UsageError("quantize: ratio < 1 mixes 4- and 8-bit weights: it needs bits=4");
   if (w.block_size < 16 || !power_of_two(w.block_size))
@@ -57,6 +63,7 @@ void read_weight_only(const Options& o, Config& c) {
   if (w.lazy_block < 1) throw UsageError("quantize: gptq_block must be >= 1");
   if (!w.gptq && (w.damp != WeightOnlyConfig{}.damp || w.act_order || w.lazy_block != WeightOnlyConfig{}.lazy_block))
     throw UsageError("quantize: gptq_damp, gptq_act_order and gptq_block need algorithm=gptq");
+  if (c.awq_grid < 2 || c.awq_grid > 1000) throw UsageError("quantize: awq_grid must be in [2, 1000]");
   if (c.measured || c.widen_db > 0 || c.select.defaults.activation != ir::DType::U8)
     throw UsageError("quantize: mode=weight_only keeps activations float; drop method=auto, mixed_target, "
                      "keep_float_top, widen_below_db and activation_type");

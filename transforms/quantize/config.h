@@ -24,6 +24,7 @@ struct WeightOnlyConfig {
   bool act_order = false;         // GPTQ: rows in order of decreasing Hessian diagonal
   int64_t lazy_block = 128;       // GPTQ: rows updated together (lazy batch updates)
   bool matmul_nbits = false;      // weight_format=matmul_nbits: com.microsoft.MatMulNBits nodes
+  int64_t lm_head_block_size = 32;  // bits=4: block size of a layer writing causal-LM logits when smaller (0: off)
   double ratio = 1;               // bits=4: least share of weight elements at 4 bits; the rest 8-bit (mixed_bits.h)
 };
 
@@ -54,6 +55,8 @@ struct Config {
   bool float_gelu_inputs = true;  // mode=dynamic: MatMul/Gemm reading a GELU output keep a float input
                                   // (per-tensor activations only)
   bool per_token = false;         // mode=dynamic: one run-time range per row of each activation
+  bool awq = false;               // awq=true: activation-aware weight scales before weight-only rounding (quantize/awq.h)
+  int64_t awq_grid = 20;          // awq: strengths tried per site
   bool weight_only = false;       // mode=weight_only: block-wise int4/int8 MatMul weights (quantize/weight_only.h)
   WeightOnlyConfig weight_only_cfg;
 

@@ -95,6 +95,7 @@
 #include <functional>
 
 #include "ir/errors.h"
+#include "transforms/quantize/awq.h"
 #include "transforms/quantize/bias.h"
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/config.h"
@@ -107,8 +108,8 @@
 #include "transforms/quantize/record.h"
 #include "transforms/quantize/select.h"
 #include "transforms/quantize/sensitivity.h"
-#include "transforms/quantize/weight_only.h"
 #include "transforms/quantize/smooth.h"
+#include "transforms/quantize/weight_only.h"
 
 
 namespace mcc::transforms::quantize {
@@ -281,6 +282,9 @@ class QuantizePass : public Pass {
             {"ratio", OptionType::Float, "1",
              "mode=weight_only bits=4: least share of the weights' elements at 4 bits; the weights whose 4-bit "
              "rounding costs most (weighted by calibration inputs under gptq) become 8-bit (NNCF's ratio)", {}},
+            {"lm_head_block_size", OptionType::Int, "32",
+             "mode=weight_only bits=4: blocks of a layer writing causal-LM logits (a graph output whose name holds "
+             "'logits') when smaller than block_size: its rounding costs an LLM the most (0: off)", {}, "0"},
             {"block_size", OptionType::Int, "32",
              "mode=weight_only: weights per scale along the MatMul weight's K axis (a power of two >= 16)", {}},
             {"weight_zero_point", OptionType::Bool, "true",
@@ -290,6 +294,11 @@ class QuantizePass : public Pass {
              "mode=weight_only: choose each block's range (shrunk by 1..0.6, or the int4 -8 code for the largest "
              "magnitude) by the least squared rounding error, else the full range (default: lower weight error, "
              "but clipping each block's largest weights costs an LLM perplexity)", {}, "true"},
+            {"awq", OptionType::Bool, "false",
+             "mode=weight_only: activation-aware scales (AWQ): per MatMul input, each channel's weight rows scaled "
+             "by its mean magnitude to a power searched for the least quantized output error on calibration rows, "
+             "the input divided back (into a norm's constant where one produces it); needs calib", {}},
+            {"awq_grid", OptionType::Int, "20", "awq: strengths tried per input (0, 1/G, ..., (G-1)/G)", {}},
             {"algorithm", OptionType::String, "rtn",
              "mode=weight_only: rtn (round to nearest) or gptq (rounding that compensates each row's error on "
              "the rows not yet quantized, from the Hessian of the layer inputs on calibration data)", {"rtn", "gptq"}},
@@ -392,6 +401,9 @@ class QuantizePass : public Pass {
                                     const PassContext& ctx) {
     Plan plan = unchanged_plan(model);
     require_weight_only_opset(model, cfg, plan);  // before any calibration work
+    Selection awq_sel = sel;  // AWQ scales only inputs of layers that have a weight-only form
+    std::erase_if(awq_sel.nodes, [](const Candidate& c) { return !weight_only_refusal(c).empty(); });
+    const AwqResult awq = awq_scale(model, awq_sel, cfg, ctx);  // before the weights are rounded
     WeightOnlyResult wo = weight_only_points(model, sel, cfg, ctx);
     plan.points = wo.points.points;
     int64_t bytes_before = 0, bytes_codes = 0;
@@ -412,6 +424,7 @@ class QuantizePass : public Pass {
     res.stats["weight_bytes_float"] = bytes_before;
     res.stats["weight_bytes_quantized"] = bytes_codes;  // codes only; scales come on top
     res.stats["embedding_tables"] = wo.points.embeddings;
+    add_awq_stats(res.stats, awq);
     const json calibration = wo.gptq.contains("calibration") ? wo.gptq["calibration"] : json::object();
     json rec = stage_record({plan, calibration, matched, sel, ActivationRanges{}, wo.points, BiasCorrections{}, Measured{}, res.stats});
     json out;
@@ -422,6 +435,8 @@ class QuantizePass : public Pass {
     out["bits"] = w.bits;
     out["block_size"] = w.block_size;
     if (!wo.mixed_bits.is_null()) out["mixed_bits"] = wo.mixed_bits;
+    if (awq.enabled) out["awq"] = awq.record;
+    if (!wo.lm_heads_fine.empty()) out["lm_head_block_size"] = {{"block_size", w.lm_head_block_size}, {"weights", wo.lm_heads_fine}};
     if (w.gptq) {
       json g = wo.gptq;
       g.erase("calibration");
@@ -465,6 +480,7 @@ class QuantizePass : public Pass {
                        std::to_string(model.opset("")) + " and IR version " + std::to_string(model.ir_version));
     try {
       if (rec.contains("smooth_quant")) apply_smooth_record(model, rec["smooth_quant"]);  // before the points' weights
+      if (rec.contains("awq")) apply_awq_record(model, rec["awq"]);
       if (rec.contains("bias_correction")) apply_bias_corrections(*model.graph, rec["bias_correction"].at("corrected"));
       apply_plan(model, plan);
     } catch (const nlohmann::json::exception& e) {

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <set>
@@ -23,19 +24,6 @@ namespace mcc::transforms::quantize {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-/// Why candidate c has no weight-only form ("" when it has one).
-std::string weight_only_refusal(const Candidate& c) {
-  const ir::Node& n = *c.node;
-  if (n.op_type != "MatMul") return "mode=weight_only quantizes MatMul only";
-  const ir::Value* w = n.input(1);
-  if (!w || !w->initializer || w->initializer->dtype() != ir::DType::F32 || w->initializer->rank() != 2)
-    return "its weight (input B) is not a float32 constant matrix";
-  const ir::Value* a = n.input(0);
-  if (!a || a->initializer || (a->dtype != ir::DType::F32 && a->dtype != ir::DType::Undefined))
-    return "its input A is not a float32 activation";
-  return "";
-}
 
 BlockFormat block_format(const WeightOnlyConfig& w) {
   BlockFormat f;
@@ -97,7 +85,35 @@ std::map<std::string, HessianAccumulator> collect_hessians(const ir::Model& mode
   return hess;
 }
 
+/// The weights of kept layers writing a graph output whose name holds "logits" (the convention the
+/// judge uses for causal-LM logits), each once, in layer order.
+std::vector<std::string> lm_head_weights(const ir::Model& model, const std::vector<Candidate>& kept) {
+  std::vector<std::string> out;
+  const auto& outs = model.graph->outputs;
+  for (const Candidate& c : kept) {
+    const ir::Value* y = c.node->outputs.empty() ? nullptr : c.node->outputs[0];
+    if (!y || std::find(outs.begin(), outs.end(), y) == outs.end()) continue;
+    std::string lower = y->name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    const std::string& w = c.node->input(1)->name;
+    if (lower.find("logits") != std::string::npos && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string weight_only_refusal(const Candidate& c) {
+  const ir::Node& n = *c.node;
+  if (n.op_type != "MatMul") return "mode=weight_only quantizes MatMul only";
+  const ir::Value* w = n.input(1);
+  if (!w || !w->initializer || w->initializer->dtype() != ir::DType::F32 || w->initializer->rank() != 2)
+    return "its weight (input B) is not a float32 constant matrix";
+  const ir::Value* a = n.input(0);
+  if (!a || a->initializer || (a->dtype != ir::DType::F32 && a->dtype != ir::DType::Undefined))
+    return "its input A is not a float32 activation";
+  return "";
+}
 
 WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, const Config& cfg, const PassContext& ctx) {
   const WeightOnlyConfig& wc = cfg.weight_only_cfg;
@@ -155,8 +171,14 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
     res.mixed_bits = std::move(choice.record);
     res.mixed_bits["output_layers_8bit"] = output_layers;
   }
-  BlockFormat f8 = f;
+  // An LM head (a layer writing causal-LM logits) takes finer 4-bit blocks (lm_head_block_size).
+  std::set<std::string> fine_blocks;
+  if (f.bits == 4 && wc.lm_head_block_size > 0 && wc.lm_head_block_size < f.block_size)
+    for (const std::string& w : lm_head_weights(model, kept))
+      if (!eight_bit.count(w) && fine_blocks.insert(w).second) res.lm_heads_fine.push_back(w);
+  BlockFormat f8 = f, fine = f;
   f8.bits = 8;
+  fine.block_size = wc.lm_head_block_size;
   GptqOptions go;
   go.damp = wc.damp;
   go.act_order = wc.act_order;
@@ -170,7 +192,7 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
       continue;
     }
     QPoint p;
-    const BlockFormat& fw = eight_bit.count(w.name) ? f8 : f;
+    const BlockFormat& fw = eight_bit.count(w.name) ? f8 : fine_blocks.count(w.name) ? fine : f;
     if (wc.gptq) {
       const ir::Tensor& t = *w.initializer;
       const int64_t K = t.dims()[0], N = t.dims()[1];

@@ -13,6 +13,11 @@
 // ratio=R < 1 with bits=4 (quantize/mixed_bits.h): the weights whose 4-bit rounding costs most
 // (weighted by the calibration inputs' mean squares under gptq) become 8-bit blocks until at
 // most 1 - R of the elements are 8-bit; record.mixed_bits lists every weight's cost and bits.
+// lm_head_block_size=32 (default) with bits=4 and a larger block_size: a layer writing a graph
+// output named like causal-LM logits (the name holds "logits", as the judge finds them) takes
+// 4-bit blocks of 32: the LM head's rounding at block 128 costs SmolLM2-135M more perplexity than
+// all 210 other layers together, and 4-bit blocks keep ONNX Runtime's fast MatMulNBits kernel
+// (its 8-bit one runs a single token 5x slower).
 // The record adds, per weight, the proxy loss tr((W-Q)^T H (W-Q)) of GPTQ and of RTN on the same
 // calibration inputs (GPTQ only), and the stats count layers, weights and bytes.
 // Does not apply to: Gemm, Conv and other op types (listed as skipped), MatMul whose B is not a
@@ -36,7 +41,11 @@ struct WeightOnlyResult {
   nlohmann::ordered_json gptq = nlohmann::ordered_json::object();  // calibration and per-weight losses (GPTQ)
   int64_t samples = 0;
   nlohmann::ordered_json mixed_bits;  // ratio < 1: the 8-bit choice and every weight's cost (mixed_bits.h)
+  std::vector<std::string> lm_heads_fine;  // bits=4: LM head weights in blocks of lm_head_block_size
 };
+
+/// Why candidate c has no weight-only form ("" when it has one).
+std::string weight_only_refusal(const Candidate& c);
 
 /// The block-wise weight points of the selection (refused nodes move to sel.skipped), their
 /// codes computed by RTN or GPTQ (which runs calibration: UsageError without calib=DIR).

@@ -1,0 +1,270 @@
+// AWQ scales for weight-only quantization: activation statistics, the per-site strength search by
+// quantized output error, and the record (see quantize/awq.h).
+#include "transforms/quantize/awq.h"
+
+#include <spdlog/spdlog.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ir/errors.h"
+#include "transforms/quantize/block_quant.h"
+#include "transforms/quantize/calibration.h"
+#include "transforms/quantize/smooth_sites.h"
+
+namespace mcc::transforms::quantize {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+constexpr int64_t kMaxRows = 512;  // calibration rows per site the error is measured on
+constexpr double kMinScale = 1e-4, kMaxScale = 1e4;
+
+/// Per-channel mean |x| over every row, and a uniform sample of at most kMaxRows rows (reservoir
+/// sampling with a fixed-seed splitmix64, so the same taps in the same order give the same rows).
+struct SiteStats {
+  explicit SiteStats(int64_t k) : abs_sum(static_cast<size_t>(k), 0.0), rows(kMaxRows, k) {}
+  std::vector<double> abs_sum;
+  RowMajorF rows;
+  int64_t seen = 0;
+  bool mismatch = false;     // a tensor whose last axis is not the site's channels
+  bool nonfinite = false;    // a NaN or infinity in the activation
+  uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+  uint64_t next() {
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  void add(const ir::Tensor& t) {
+    const int64_t k = static_cast<int64_t>(abs_sum.size());
+    if (t.dtype() != ir::DType::F32 || t.rank() < 1 || t.dims().back() != k) {
+      mismatch = true;
+      return;
+    }
+    const auto x = t.data<float>();
+    const int64_t n = k ? static_cast<int64_t>(x.size()) / k : 0;
+    for (int64_t r = 0; r < n; ++r, ++seen) {
+      const float* row = x.data() + r * k;
+      for (int64_t j = 0; j < k; ++j) {
+        if (!std::isfinite(row[j])) nonfinite = true;
+        else abs_sum[static_cast<size_t>(j)] += std::fabs(static_cast<double>(row[j]));
+      }
+      int64_t slot = seen;
+      if (seen >= kMaxRows) {
+        slot = static_cast<int64_t>(next() % static_cast<uint64_t>(seen + 1));
+        if (slot >= kMaxRows) continue;
+      }
+      rows.row(slot) = Eigen::Map<const Eigen::RowVectorXf>(row, k);
+    }
+  }
+  int64_t sampled() const { return std::min(seen, kMaxRows); }
+};
+
+/// The site's distinct reader weights as [K, N] matrices (a transB Gemm's [N, K] transposed).
+std::vector<RowMajorF> reader_weights(const ScaleSite& s) {
+  std::vector<RowMajorF> out;
+  std::set<const ir::Value*> seen;
+  for (const ir::Node* r : s.readers) {
+    if (!seen.insert(r->input(1)).second) continue;
+    const ir::Tensor& w = *r->input(1)->initializer;
+    const Eigen::Map<const RowMajorF> m(w.data<float>().data(), w.dims()[0], w.dims()[1]);
+    out.push_back(transposed_weight(*r) ? RowMajorF(m.transpose()) : RowMajorF(m));
+  }
+  return out;
+}
+
+/// Squared output error on the sampled rows X of the readers' weights scaled by s, quantized, and
+/// scaled back: sum over weights of ||X (W - diag(1/s) Q(diag(s) W))||^2.
+double quantized_error(const RowMajorF& X, const std::vector<RowMajorF>& weights, const std::vector<float>& s,
+                       const BlockFormat& f) {
+  double err = 0;
+  for (const RowMajorF& W : weights) {
+    const int64_t K = W.rows(), N = W.cols();
+    RowMajorF scaled = W;
+    for (int64_t j = 0; j < K; ++j) scaled.row(j) *= s[static_cast<size_t>(j)];
+    const BlockQuantized q = rtn_quantize(scaled.data(), K, N, f);
+    RowMajorF D(K, N);
+    for (int64_t j = 0; j < K; ++j) {
+      const float inv = 1.0f / s[static_cast<size_t>(j)];
+      for (int64_t n = 0; n < N; ++n) D(j, n) = W(j, n) - dequantized(q, j, n, f.block_size) * inv;
+    }
+    const RowMajorF E = X * D;
+    err += static_cast<double>(E.squaredNorm());
+  }
+  return err;
+}
+
+/// s[j] = mean|x_j|^alpha normalized by sqrt(max * min), clamped; all 1 for alpha = 0.
+std::vector<float> awq_scales(const std::vector<double>& mean_abs, double alpha) {
+  std::vector<double> s(mean_abs.size(), 1.0);
+  if (alpha > 0) {
+    for (size_t j = 0; j < s.size(); ++j) s[j] = std::pow(std::max(mean_abs[j], 1e-8), alpha);
+    const auto [lo, hi] = std::minmax_element(s.begin(), s.end());
+    const double norm = std::sqrt(*lo * *hi);
+    for (double& v : s) v = std::clamp(v / norm, kMinScale, kMaxScale);
+  }
+  return std::vector<float>(s.begin(), s.end());
+}
+
+/// What the search found for one site.
+struct SiteChoice {
+  std::string refusal;  // "" = scale it
+  double alpha = 0, plain = 0, error = 0;
+  std::vector<float> scales;
+};
+
+/// The strength with the least quantized output error on the site's sampled rows.
+SiteChoice search_site(const ScaleSite& s, const SiteStats& st, const BlockFormat& f, int grid) {
+  SiteChoice c;
+  if (st.mismatch || st.nonfinite || st.seen == 0) {
+    c.refusal = st.mismatch ? "its last axis was not " + std::to_string(s.channels) + " float32 channels"
+                : st.nonfinite ? "it held NaN or infinite values"
+                               : "it was never produced on the calibration samples";
+    return c;
+  }
+  std::vector<double> mean_abs(st.abs_sum.size());
+  for (size_t j = 0; j < mean_abs.size(); ++j) mean_abs[j] = st.abs_sum[j] / static_cast<double>(st.seen);
+  const RowMajorF X = st.rows.topRows(st.sampled());
+  const std::vector<RowMajorF> weights = reader_weights(s);
+  c.plain = c.error = quantized_error(X, weights, awq_scales(mean_abs, 0), f);
+  for (int k = 1; k < grid; ++k) {
+    const double alpha = static_cast<double>(k) / grid;
+    if (const double e = quantized_error(X, weights, awq_scales(mean_abs, alpha), f); e < c.error) {
+      c.error = e;
+      c.alpha = alpha;
+    }
+  }
+  if (c.alpha == 0) c.refusal = "no scaling lowers the quantized output error (" + std::to_string(c.plain) + ")";
+  else c.scales = awq_scales(mean_abs, c.alpha);
+  return c;
+}
+
+BlockFormat block_format(const WeightOnlyConfig& w) {
+  BlockFormat f;
+  f.bits = w.bits;
+  f.block_size = w.block_size;
+  f.zero_point = w.zero_point;
+  f.search = w.scale_search;
+  return f;
+}
+
+}  // namespace
+
+AwqResult awq_scale(ir::Model& model, const Selection& sel, const Config& cfg, const PassContext& ctx) {
+  AwqResult out;
+  if (!cfg.awq) return out;
+  out.enabled = true;
+  json skipped = json::array();
+  std::vector<ScaleSite> sites = find_layer_norm_sites(model, sel, skipped);
+  std::vector<ScaleSite> more = find_activation_sites(model, sel, skipped, true);
+  sites.insert(sites.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+
+  std::map<std::string, SiteStats> stats;  // by site activation name
+  json calibration = json::object();
+  if (!sites.empty()) {
+    CalibrationConfig cc = calibration_config(cfg, ctx, "awq needs calibration data for the inputs of the weight-only layers");
+    for (const ScaleSite& s : sites) {
+      cc.tap_watch.push_back(s.x->name);
+      stats.emplace(s.x->name, SiteStats(s.channels));
+    }
+    cc.tap = [&](const std::string& name, const ir::Tensor& t) {
+      if (const auto it = stats.find(name); it != stats.end()) it->second.add(t);
+    };
+    const CalibrationResult r = calibrate(model, {}, cc);
+    calibration = {{"data", cfg.calib}, {"samples", r.samples}, {"files", r.files}, {"sha256", r.sha256}};
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const BlockFormat f = block_format(cfg.weight_only_cfg);
+  const int grid = static_cast<int>(cfg.awq_grid);
+  // Sites are searched in parallel (each on its own, so the choice does not depend on the thread
+  // count), then applied in graph order.
+  std::vector<SiteChoice> choices(sites.size());
+  {
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const size_t workers = std::min<size_t>(sites.size(), ctx.threads > 0 ? static_cast<size_t>(ctx.threads) : hw);
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < sites.size();)
+        choices[i] = search_site(sites[i], stats.at(sites[i].x->name), f, grid);
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
+  json layers = json::array();
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const ScaleSite& s = sites[i];
+    const SiteChoice& c = choices[i];
+    if (!c.refusal.empty()) {
+      skip_site(skipped, s, c.refusal);
+      continue;
+    }
+    json layer = site_record(s);
+    layer["alpha"] = c.alpha;
+    layer["readers"] = node_labels(s.readers);
+    layer["float_readers"] = node_labels(s.float_readers);
+    layer["error_plain"] = static_cast<double>(static_cast<float>(c.plain));
+    layer["error"] = static_cast<double>(static_cast<float>(c.error));
+    json sj = json::array();
+    for (float v : c.scales) sj.push_back(static_cast<double>(v));
+    layer["scales"] = sj;
+    apply_scale_site(*model.graph, s, c.scales, layer);
+    layers.push_back(layer);
+    ++out.sites;
+    out.readers += static_cast<int64_t>(s.readers.size());
+    if (s.ln) ++out.layer_norms;
+    else if (s.const_mul) ++out.scaled_muls;
+    else ++out.muls;
+  }
+  out.record["grid"] = grid;
+  out.record["rows"] = kMaxRows;
+  out.record["calibration"] = calibration;
+  out.record["layers"] = layers;
+  out.record["skipped"] = skipped;
+  spdlog::info("quantize: awq: {} of {} MatMul inputs scaled ({} into a norm's constant, {} through an inserted Mul) in "
+               "{:.2f} s, {} left as they are", out.sites, sites.size(), out.scaled_muls + out.layer_norms, out.muls,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), skipped.size());
+  return out;
+}
+
+AwqResult apply_awq_record(ir::Model& model, const json& rec) {
+  AwqResult out;
+  out.enabled = true;
+  out.record = rec;
+  json layers;
+  try {
+    layers = rec.at("layers");
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelError(std::string("quantize: the state's awq record is invalid: ") + e.what());
+  }
+  const ReplayedSites r = replay_scale_sites(model, layers, "awq");
+  out.sites = r.layers + r.muls + r.scaled_muls;
+  out.layer_norms = r.layers;
+  out.muls = r.muls;
+  out.scaled_muls = r.scaled_muls;
+  out.readers = r.readers;
+  return out;
+}
+
+void add_awq_stats(json& stats, const AwqResult& a) {
+  if (!a.enabled) return;
+  stats["awq_sites"] = a.sites;
+  stats["awq_readers"] = a.readers;
+  stats["awq_inserted_muls"] = a.muls;
+}
+
+}  // namespace mcc::transforms::quantize
