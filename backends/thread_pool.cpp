@@ -5,6 +5,7 @@
 // The caller always runs chunk 0 itself, so with 2 threads each core keeps its half of the work
 // (and the cache lines it reads) from run to run.
 // Workers spin for MCC_SPIN_US microseconds (default 100) after each section before sleeping.
+// They start with the first section that splits, not with the pool.
 #include "backends/thread_pool.h"
 
 #include <algorithm>
@@ -53,15 +54,21 @@ constexpr int64_t kMaxChunks = 0xffff;
 }  // namespace
 
 struct ThreadPool::Impl {
-  explicit Impl(int threads) {
-    workers.reserve(static_cast<size_t>(std::max(0, threads - 1)));
-    for (int i = 0; i + 1 < threads; ++i) workers.emplace_back([this] { worker_loop(); });
-  }
+  explicit Impl(int threads) : threads(threads) {}
   ~Impl() {
     stop.store(true);
     wake.fetch_add(1);
     wake.notify_all();
     for (auto& t : workers) t.join();
+  }
+
+  // Starts the workers; called by the first parallel section that splits (holding `busy`). Until
+  // then the process has no thread of ours: glibc's malloc keeps its single-thread fast paths, so
+  // a model whose kernels never split (small recurrent models) runs as fast at N threads as at 1.
+  void start() {
+    started = true;
+    workers.reserve(static_cast<size_t>(std::max(0, threads - 1)));
+    for (int i = 0; i + 1 < threads; ++i) workers.emplace_back([this] { worker_loop(); });
   }
 
   // Claims and runs chunks of generation gen until none are left (or a newer section started).
@@ -117,6 +124,8 @@ struct ThreadPool::Impl {
     }
   }
 
+  const int threads;
+  bool started = false;              // workers running (written under `busy`)
   std::vector<std::thread> workers;
   std::mutex busy;                   // one parallel section at a time; others run inline
   std::atomic<uint32_t> wake{0};     // generation, the futex workers sleep on
@@ -189,6 +198,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t cost_per_item,
     for (int64_t b = 0; b < n; b += step) f(b, std::min(n, b + step));
     return;
   }
+  if (!im.started) im.start();
   im.f = &f;
   im.n = n;
   im.step = step;

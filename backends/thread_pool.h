@@ -1,6 +1,6 @@
 // One process-wide thread pool with a deterministic static parallel_for. The calling thread runs
-// chunks itself; the size() - 1 workers spin briefly between parallel sections (so hand-offs
-// cost a few microseconds) and then sleep on a futex. Chunk boundaries depend only on n,
+// chunks itself; the size() - 1 workers (started by the first section that splits) spin briefly
+// between parallel sections (so hand-offs cost a few microseconds) and then sleep on a futex. Chunk boundaries depend only on n,
 // cost_per_item and size(), never on which thread runs a chunk, so results are reproducible for
 // a fixed thread count. Nested calls (from inside a chunk) and calls made while another thread
 // holds the pool run inline on the calling thread.

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -151,4 +152,27 @@ TEST_CASE("ThreadPool: pools created and destroyed back to back shut down") {
   }
   ThreadPool::configure(0);
   CHECK(ThreadPool::instance().size() >= 1);
+}
+
+TEST_CASE("ThreadPool: workers start with the first section that splits, not with the pool") {
+  // Threads of this process, from the kernel's list.
+  auto tasks = [] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) n += e.is_directory() ? 1 : 0;
+    return n;
+  };
+  if (!std::filesystem::exists("/proc/self/task")) {
+    MESSAGE("SKIPPED: no /proc/self/task to count threads on this system");
+    return;
+  }
+  PoolGuard g(3);
+  ThreadPool& p = ThreadPool::instance();
+  const int before = tasks();
+  std::atomic<int64_t> sum{0};
+  p.parallel_for(100, 1, [&](int64_t b, int64_t e) { sum += e - b; });  // too little work to split
+  CHECK(sum == 100);
+  CHECK(tasks() == before);
+  p.parallel_for(1 << 20, 1, [&](int64_t b, int64_t e) { sum += e - b; });
+  CHECK(sum == 100 + (1 << 20));
+  CHECK(tasks() == before + 2);
 }
