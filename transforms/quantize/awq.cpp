@@ -19,6 +19,7 @@
 #include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/smooth_sites.h"
+#include "transforms/quantize/weight_only.h"
 
 namespace mcc::transforms::quantize {
 
@@ -151,15 +152,6 @@ SiteChoice search_site(const ScaleSite& s, const SiteStats& st, const BlockForma
   return c;
 }
 
-BlockFormat block_format(const WeightOnlyConfig& w) {
-  BlockFormat f;
-  f.bits = w.bits;
-  f.block_size = w.block_size;
-  f.zero_point = w.zero_point;
-  f.search = w.scale_search;
-  return f;
-}
-
 }  // namespace
 
 AwqResult awq_scale(ir::Model& model, const Selection& sel, const Config& cfg, const PassContext& ctx) {
@@ -245,13 +237,7 @@ AwqResult apply_awq_record(ir::Model& model, const json& rec) {
   AwqResult out;
   out.enabled = true;
   out.record = rec;
-  json layers;
-  try {
-    layers = rec.at("layers");
-  } catch (const nlohmann::json::exception& e) {
-    throw ModelError(std::string("quantize: the state's awq record is invalid: ") + e.what());
-  }
-  const ReplayedSites r = replay_scale_sites(model, layers, "awq");
+  const ReplayedSites r = replay_scale_sites(model, rec, "awq");
   out.sites = r.layers + r.muls + r.scaled_muls;
   out.layer_norms = r.layers;
   out.muls = r.muls;

@@ -202,13 +202,7 @@ Smoothed apply_smooth_record(ir::Model& model, const json& rec) {
   Smoothed out;
   out.enabled = true;
   out.record = rec;
-  json layers;
-  try {
-    layers = rec.at("layers");
-  } catch (const nlohmann::json::exception& e) {
-    throw ModelError(std::string("quantize: the state's smooth_quant record is invalid: ") + e.what());
-  }
-  const ReplayedSites r = replay_scale_sites(model, layers, "smooth_quant");
+  const ReplayedSites r = replay_scale_sites(model, rec, "smooth_quant");
   out.layers = r.layers;
   out.muls = r.muls;
   out.readers = r.readers;

@@ -343,14 +343,14 @@ void apply_scale_site(ir::Graph& g, const ScaleSite& s, const std::vector<float>
   scale_weight_rows(s.readers, scales);
 }
 
-ReplayedSites replay_scale_sites(ir::Model& model, const json& layers, const std::string& what) {
+ReplayedSites replay_scale_sites(ir::Model& model, const json& rec, const std::string& what) {
   ReplayedSites out;
   ir::Graph& g = *model.graph;
   const bool ir3 = model.ir_version < 4;
   std::map<std::string, ir::Node*> by_label;
   for (ir::Node* n : g.nodes()) by_label.emplace(node_label(*n), n);
   try {
-    for (const auto& l : layers) {
+    for (const auto& l : rec.at("layers")) {
       const bool is_ln = l.contains("layer_norm");
       const std::string name = l.at(is_ln ? "layer_norm" : "activation").get<std::string>();
       auto unfit = [&](const std::string& why) {

@@ -88,8 +88,8 @@ struct ReplayedSites {
   int64_t layers = 0, muls = 0, scaled_muls = 0, readers = 0, float_copies = 0;
 };
 
-/// Applies recorded sites (`layers` as apply_scale_site wrote them) with no data; `what` names the
-/// record in errors ("smooth_quant", "awq"). ModelError when one does not fit the model.
-ReplayedSites replay_scale_sites(ir::Model& model, const nlohmann::ordered_json& layers, const std::string& what);
+/// Applies a record's sites (its "layers", as apply_scale_site wrote them) with no data; `what` names
+/// the record in errors ("smooth_quant", "awq"). ModelError when one does not fit the model.
+ReplayedSites replay_scale_sites(ir::Model& model, const nlohmann::ordered_json& rec, const std::string& what);
 
 }  // namespace mcc::transforms::quantize

@@ -25,15 +25,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-BlockFormat block_format(const WeightOnlyConfig& w) {
-  BlockFormat f;
-  f.bits = w.bits;
-  f.block_size = w.block_size;
-  f.zero_point = w.zero_point;
-  f.search = w.scale_search;
-  return f;
-}
-
 /// The weight point of float32 constant w [K, N] with its RTN parameters (codes derived on write).
 QPoint rtn_point(const ir::Value& w, const BlockFormat& f) {
   const ir::Tensor& t = *w.initializer;
@@ -102,6 +93,15 @@ std::vector<std::string> lm_head_weights(const ir::Model& model, const std::vect
 }
 
 }  // namespace
+
+BlockFormat block_format(const WeightOnlyConfig& w) {
+  BlockFormat f;
+  f.bits = w.bits;
+  f.block_size = w.block_size;
+  f.zero_point = w.zero_point;
+  f.search = w.scale_search;
+  return f;
+}
 
 std::string weight_only_refusal(const Candidate& c) {
   const ir::Node& n = *c.node;

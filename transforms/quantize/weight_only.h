@@ -29,6 +29,7 @@
 
 #include "ir/graph.h"
 #include "transforms/pipeline/pass.h"
+#include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/config.h"
 #include "transforms/quantize/plan.h"
 #include "transforms/quantize/points.h"
@@ -43,6 +44,9 @@ struct WeightOnlyResult {
   nlohmann::ordered_json mixed_bits;  // ratio < 1: the 8-bit choice and every weight's cost (mixed_bits.h)
   std::vector<std::string> lm_heads_fine;  // bits=4: LM head weights in blocks of lm_head_block_size
 };
+
+/// The block format the options ask for (bits, block_size, zero points, scale_search).
+BlockFormat block_format(const WeightOnlyConfig& w);
 
 /// Why candidate c has no weight-only form ("" when it has one).
 std::string weight_only_refusal(const Candidate& c);
