@@ -14,6 +14,7 @@
 #include "backends/cpu/kernels/cpu_isa.h"
 #include "backends/fusion_match.h"
 #if MCC_X86
+#include "backends/cpu/kernels/conv_act_avx2.h"
 #include "backends/cpu/kernels/conv_act_avx512.h"
 #endif
 #include "ir/errors.h"
@@ -76,6 +77,25 @@ void apply_epilogue_avx512(float* y, int64_t rows, int64_t cols, int64_t ld, con
   }
 }
 MCC_AVX512_END
+
+MCC_AVX2_BEGIN
+// f32 on AVX2 (no AVX-512): the activations of the AVX2 conv GEMM's finish (conv_act_avx2.h).
+void apply_epilogue_avx2(float* y, int64_t rows, int64_t cols, int64_t ld, const float* bias, const Epilogue& e) {
+  const avx2::ActVec act(e);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = y + r * ld;
+    const __m256 b = _mm256_set1_ps(bias ? bias[r] : 0.f);
+    for (int64_t j = 0; j < cols; j += 8) {
+      const __m256i m = avx2::lane_mask(std::min<int64_t>(cols - j, 8));
+      __m256 v = cols - j >= 8 ? _mm256_loadu_ps(row + j) : _mm256_maskload_ps(row + j, m);
+      if (bias) v = _mm256_add_ps(v, b);
+      v = avx2::act_ps(v, act);
+      if (cols - j >= 8) _mm256_storeu_ps(row + j, v);
+      else _mm256_maskstore_ps(row + j, m, v);
+    }
+  }
+}
+MCC_AVX2_END
 #endif
 }  // namespace
 
@@ -90,6 +110,7 @@ void apply_epilogue<float>(float* y, int64_t rows, int64_t cols, int64_t ld, con
                            const Epilogue& e) {
 #if MCC_X86
   if (cpu_avx512()) return apply_epilogue_avx512(y, rows, cols, ld, bias, e);
+  if (cpu_avx2()) return apply_epilogue_avx2(y, rows, cols, ld, bias, e);
 #endif
   apply_epilogue_portable(y, rows, cols, ld, bias, e);
 }
