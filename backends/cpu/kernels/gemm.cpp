@@ -216,11 +216,9 @@ void store(ir::Tensor& y, const std::vector<A>& v) {
   for (size_t i = 0; i < v.size(); ++i) o[i] = static_cast<T>(v[i]);
 }
 
-bool is_const(const ir::Value* v) { return v && v->initializer && !v->is_graph_input; }
-
 Kernel make_matmul(const ir::Node& node) {
   auto cache =
-      node.inputs.size() > 1 && is_const(node.input(1)) ? std::make_shared<PackedCache>() : nullptr;
+      node.inputs.size() > 1 && is_constant_value(node.input(1)) ? std::make_shared<PackedCache>() : nullptr;
   const std::string what = node.describe() + ": MatMul";  // dtype error context, built once
   return [cache, what](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
@@ -294,7 +292,7 @@ Kernel make_gemm(const ir::Node& node) {
   const bool ta = ga.trans_a(), tb = ga.trans_b();
   const float alpha = ga.alpha(), beta = ga.beta();
   const std::string what = node.describe() + ": Gemm";  // dtype error context, built once
-  auto cache = node.inputs.size() > 1 && is_const(node.input(1)) ? std::make_shared<PackedCache>() : nullptr;
+  auto cache = node.inputs.size() > 1 && is_constant_value(node.input(1)) ? std::make_shared<PackedCache>() : nullptr;
   return [=](KernelContext& ctx) {
     const ir::Node& n = ctx.node();
     const ir::Tensor& a = ctx.in(0);

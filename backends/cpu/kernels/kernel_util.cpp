@@ -61,4 +61,10 @@ std::vector<float> read_float_tensor(const ir::Node& n, const ir::Tensor& t, con
   return out;
 }
 
+bool is_constant_value(const ir::Value* v) {
+  if (!v || v->is_graph_input) return false;
+  if (v->initializer) return true;
+  return v->producer && v->producer->is("Constant") && v->producer->inputs.empty();
+}
+
 }  // namespace mcc::backends::cpu

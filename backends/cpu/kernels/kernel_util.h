@@ -61,6 +61,10 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims);
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 /// Axis in [-rank, rank) to [0, rank); ModelError naming the node otherwise.
 int64_t normalize_axis(const ir::Node& n, int64_t axis, int64_t rank);
+
+/// Whether `v` holds the same value on every run: an initializer that is not a graph input, or the
+/// output of a Constant node (kernels may cache what they derive from it).
+bool is_constant_value(const ir::Value* v);
 /// Reads an integer tensor (i32 or i64) as int64 values (shapes, axes, pads, indices).
 std::vector<int64_t> read_int_tensor(const ir::Node& n, const ir::Tensor& t, const char* what);
 /// Reads a float tensor (f32/f64/f16/bf16) as float values (scales, etc.).

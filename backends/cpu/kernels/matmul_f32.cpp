@@ -15,10 +15,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <vector>
+
+#include "backends/cpu/kernels/cpu_isa.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -262,19 +262,10 @@ bool cpu_has(MatmulIsa isa) {
   return isa == MatmulIsa::Eigen;
 }
 
-// The best set the CPU has, at most the one MCC_CPU_ISA names (avx512, avx2 or eigen; another
-// value is ignored).
+// The best set the CPU has, capped by MCC_CPU_ISA (cpu_isa.h).
 MatmulIsa detect_isa() {
-  MatmulIsa cap = MatmulIsa::Avx512;
-  if (const char* e = std::getenv("MCC_CPU_ISA")) {
-    const std::string v = e;
-    if (v == "eigen")
-      cap = MatmulIsa::Eigen;
-    else if (v == "avx2")
-      cap = MatmulIsa::Avx2;
-  }
-  for (MatmulIsa isa : {MatmulIsa::Avx512, MatmulIsa::Avx2})
-    if (isa <= cap && cpu_has(isa)) return isa;
+  if (cpu_avx512()) return MatmulIsa::Avx512;
+  if (cpu_avx2()) return MatmulIsa::Avx2;
   return MatmulIsa::Eigen;
 }
 

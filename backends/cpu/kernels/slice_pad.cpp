@@ -34,12 +34,9 @@ struct SliceCache {
   int64_t off = 0;
 };
 
+/// An absent optional input counts as constant.
 bool constant_input(const ir::Node& n, size_t i) {
-  if (i >= n.inputs.size() || !n.inputs[i]) return true;
-  const ir::Value* v = n.inputs[i];
-  if (v->is_graph_input) return false;
-  if (v->initializer) return true;
-  return v->producer && v->producer->is("Constant") && v->producer->inputs.empty();
+  return i >= n.inputs.size() || !n.inputs[i] || is_constant_value(n.inputs[i]);
 }
 
 Kernel make_slice(const ir::Node& n) {
