@@ -56,6 +56,7 @@ constexpr AddedOption kAddedOptions[] = {{"quantize", "holdout", "0"},
                                          {"quantize", "dynamic_activations", "per_tensor"},
                                          {"quantize", "awq", "false"},
                                          {"quantize", "awq_grid", "20"},
+                                         {"quantize", "awq_clip", "true"},
                                          {"quantize", "lm_head_block_size", "0"},
                                          {"fp16", "convert_embeddings", "false"}};
 

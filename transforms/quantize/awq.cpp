@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "ir/errors.h"
+#include "transforms/common/base64.h"
+#include "transforms/quantize/awq_clip.h"
 #include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/smooth_sites.h"
@@ -124,10 +126,11 @@ struct SiteChoice {
   std::string refusal;  // "" = scale it
   double alpha = 0, plain = 0, error = 0;
   std::vector<float> scales;
+  std::vector<std::vector<uint8_t>> clips;  // per distinct reader weight (reader_weights order); empty: no clip
 };
 
 /// The strength with the least quantized output error on the site's sampled rows.
-SiteChoice search_site(const ScaleSite& s, const SiteStats& st, const BlockFormat& f, int grid) {
+SiteChoice search_site(const ScaleSite& s, const SiteStats& st, const BlockFormat& f, int grid, bool clip) {
   SiteChoice c;
   if (st.mismatch || st.nonfinite || st.seen == 0) {
     c.refusal = st.mismatch ? "its last axis was not " + std::to_string(s.channels) + " float32 channels"
@@ -147,9 +150,47 @@ SiteChoice search_site(const ScaleSite& s, const SiteStats& st, const BlockForma
       c.alpha = alpha;
     }
   }
-  if (c.alpha == 0) c.refusal = "no scaling lowers the quantized output error (" + std::to_string(c.plain) + ")";
-  else c.scales = awq_scales(mean_abs, c.alpha);
+  if (c.alpha == 0) {
+    c.refusal = "no scaling lowers the quantized output error (" + std::to_string(c.plain) + ")";
+    return c;
+  }
+  c.scales = awq_scales(mean_abs, c.alpha);
+  if (clip) {
+    RowMajorF Xs = X;  // X / s
+    for (int64_t j = 0; j < Xs.cols(); ++j) Xs.col(j) /= c.scales[static_cast<size_t>(j)];
+    for (const RowMajorF& W : weights) {
+      RowMajorF Ws = W;  // diag(s) W
+      for (int64_t j = 0; j < Ws.rows(); ++j) Ws.row(j) *= c.scales[static_cast<size_t>(j)];
+      c.clips.push_back(search_clip(Ws, Xs, f));
+    }
+  }
   return c;
+}
+
+/// The distinct reader weights of `s`, in reader order (reader_weights' order).
+std::vector<ir::Value*> distinct_weights(const ScaleSite& s) {
+  std::vector<ir::Value*> out;
+  for (ir::Node* r : s.readers)
+    if (std::find(out.begin(), out.end(), r->input(1)) == out.end()) out.push_back(r->input(1));
+  return out;
+}
+
+/// Clamps each reader weight of `s` to its clip steps (weights already scaled); records
+/// {weight, steps (base64)} for each weight with a clipped block and returns the blocks clipped.
+int64_t apply_clips(const ScaleSite& s, const std::vector<std::vector<uint8_t>>& clips, int64_t block_size, json& rec) {
+  const std::vector<ir::Value*> weights = distinct_weights(s);
+  int64_t clipped = 0;
+  for (size_t i = 0; i < weights.size() && i < clips.size(); ++i) {
+    const int64_t n = std::count_if(clips[i].begin(), clips[i].end(), [](uint8_t v) { return v != 0; });
+    if (n == 0) continue;
+    ir::Tensor t = weights[i]->initializer->clone();
+    apply_clip(t.mutable_data<float>().data(), t.dims()[0], t.dims()[1], clips[i], block_size);
+    weights[i]->initializer = std::move(t);
+    rec.push_back({{"weight", weights[i]->name},
+                   {"steps", base64_encode(std::string(clips[i].begin(), clips[i].end()))}});
+    clipped += n;
+  }
+  return clipped;
 }
 
 }  // namespace
@@ -190,7 +231,7 @@ AwqResult awq_scale(ir::Model& model, const Selection& sel, const Config& cfg, c
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i; (i = next.fetch_add(1)) < sites.size();)
-        choices[i] = search_site(sites[i], stats.at(sites[i].x->name), f, grid);
+        choices[i] = search_site(sites[i], stats.at(sites[i].x->name), f, grid, cfg.awq_clip);
     };
     std::vector<std::thread> pool;
     for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
@@ -215,6 +256,11 @@ AwqResult awq_scale(ir::Model& model, const Selection& sel, const Config& cfg, c
     for (float v : c.scales) sj.push_back(static_cast<double>(v));
     layer["scales"] = sj;
     apply_scale_site(*model.graph, s, c.scales, layer);
+    if (!c.clips.empty()) {
+      json clips = json::array();
+      out.clipped_blocks += apply_clips(s, c.clips, f.block_size, clips);
+      layer["clip"] = clips;
+    }
     layers.push_back(layer);
     ++out.sites;
     out.readers += static_cast<int64_t>(s.readers.size());
@@ -223,6 +269,7 @@ AwqResult awq_scale(ir::Model& model, const Selection& sel, const Config& cfg, c
     else ++out.muls;
   }
   out.record["grid"] = grid;
+  out.record["clip_block_size"] = f.block_size;
   out.record["rows"] = kMaxRows;
   out.record["calibration"] = calibration;
   out.record["layers"] = layers;
@@ -238,6 +285,29 @@ AwqResult apply_awq_record(ir::Model& model, const json& rec) {
   out.enabled = true;
   out.record = rec;
   const ReplayedSites r = replay_scale_sites(model, rec, "awq");
+  // The clips, on the scaled weights.
+  try {
+    const int64_t block_size = rec.value("clip_block_size", int64_t{0});
+    for (const auto& l : rec.at("layers"))
+      for (const auto& c : l.value("clip", json::array())) {
+        const std::string name = c.at("weight").get<std::string>();
+        ir::Value* w = model.graph->find_value(name);
+        if (!w || !w->initializer || w->initializer->dtype() != ir::DType::F32 || w->initializer->rank() != 2 ||
+            block_size < 1)
+          throw ModelError("quantize: the state's awq clip of '" + name + "' does not fit this model: no float32 matrix of that name");
+        const std::string bytes = base64_decode(c.at("steps").get<std::string>());
+        ir::Tensor t = w->initializer->clone();
+        apply_clip(t.mutable_data<float>().data(), t.dims()[0], t.dims()[1], std::vector<uint8_t>(bytes.begin(), bytes.end()),
+                   block_size);
+        w->initializer = std::move(t);
+        out.clipped_blocks += std::count_if(bytes.begin(), bytes.end(), [](char v) { return v != 0; });
+      }
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelError(std::string("quantize: the state's awq record is invalid: ") + e.what());
+  } catch (Error& e) {
+    e.add_context("quantize: the state's awq clip");
+    throw;
+  }
   out.sites = r.layers + r.muls + r.scaled_muls;
   out.layer_norms = r.layers;
   out.muls = r.muls;
@@ -251,6 +321,7 @@ void add_awq_stats(json& stats, const AwqResult& a) {
   stats["awq_sites"] = a.sites;
   stats["awq_readers"] = a.readers;
   stats["awq_inserted_muls"] = a.muls;
+  stats["awq_clipped_blocks"] = a.clipped_blocks;
 }
 
 }  // namespace mcc::transforms::quantize

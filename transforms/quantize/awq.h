@@ -12,6 +12,8 @@
 // scaling) when nothing beats plain rounding, and the site is listed in `skipped`. Q is the
 // stage's block format (bits, block_size, zero points, scale_search) rounded to nearest; GPTQ, when
 // chosen, then quantizes the scaled weights with Hessians of the scaled inputs.
+// awq_clip=true (default) then narrows each block's range where that lowers its output error on
+// the same rows (quantize/awq_clip.h); the clamped weights are what the rounding sees.
 // Statistics come from one calibration pass over the float model. The record (the stage's `awq`)
 // holds every site's alpha, errors and scales; replay applies them with no data.
 // Does not apply to: sites smooth_sites.h refuses (listed in `skipped` with the reason), or without
@@ -28,7 +30,7 @@ namespace mcc::transforms::quantize {
 
 struct AwqResult {
   bool enabled = false;
-  int64_t sites = 0, readers = 0, muls = 0, scaled_muls = 0, layer_norms = 0;
+  int64_t sites = 0, readers = 0, muls = 0, scaled_muls = 0, layer_norms = 0, clipped_blocks = 0;
   nlohmann::ordered_json record = nlohmann::ordered_json::object();  // {grid, rows, layers, skipped}
 };
 
@@ -39,7 +41,7 @@ AwqResult awq_scale(ir::Model& model, const Selection& sel, const Config& cfg, c
 /// Applies a recorded `awq` record (replay, no data); ModelError when a site does not fit.
 AwqResult apply_awq_record(ir::Model& model, const nlohmann::ordered_json& rec);
 
-/// Adds awq_sites, awq_readers and awq_inserted_muls to the stage's stats when enabled.
+/// Adds awq_sites, awq_readers, awq_inserted_muls and awq_clipped_blocks to the stage's stats when enabled.
 void add_awq_stats(nlohmann::ordered_json& stats, const AwqResult& a);
 
 }  // namespace mcc::transforms::quantize

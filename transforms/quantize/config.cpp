@@ -36,6 +36,7 @@ void read_weight_only(const Options& o, Config& c) {
   w.lm_head_block_size = o.get_int("lm_head_block_size");
   c.awq = o.get_bool("awq");
   c.awq_grid = o.get_int("awq_grid");
+  c.awq_clip = o.get_bool("awq_clip");
   const std::string& written = o.get_string("weight_format");
   const std::string& format = written == "target" ? c.target->weight_format : written;
   if (!c.weight_only) {

@@ -57,6 +57,7 @@ struct Config {
   bool per_token = false;         // mode=dynamic: one run-time range per row of each activation
   bool awq = false;               // awq=true: activation-aware weight scales before weight-only rounding (quantize/awq.h)
   int64_t awq_grid = 20;          // awq: strengths tried per site
+  bool awq_clip = true;           // awq: per-block clip search after the scales (quantize/awq_clip.h)
   bool weight_only = false;       // mode=weight_only: block-wise int4/int8 MatMul weights (quantize/weight_only.h)
   WeightOnlyConfig weight_only_cfg;
 

@@ -299,6 +299,9 @@ class QuantizePass : public Pass {
              "by its mean magnitude to a power searched for the least quantized output error on calibration rows, "
              "the input divided back (into a norm's constant where one produces it); needs calib", {}},
             {"awq_grid", OptionType::Int, "20", "awq: strengths tried per input (0, 1/G, ..., (G-1)/G)", {}},
+            {"awq_clip", OptionType::Bool, "true",
+             "awq: then narrow each block's range (1, 0.95, ..., 0.5 of it) where that lowers its output error on the "
+             "same calibration rows", {}},
             {"algorithm", OptionType::String, "rtn",
              "mode=weight_only: rtn (round to nearest) or gptq (rounding that compensates each row's error on "
              "the rows not yet quantized, from the Hessian of the layer inputs on calibration data)", {"rtn", "gptq"}},

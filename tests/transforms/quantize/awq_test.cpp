@@ -2,7 +2,8 @@
 // channels of large magnitude (an RMSNorm-style Mul by a gamma with two large entries, and a Relu
 // output): int4 output error falls clearly below plain rounding on samples not calibrated on, the
 // gamma takes 1/s with no node added while the Relu output gets one inserted Mul (its float reader
-// keeps the unscaled value), the scales alone keep the float model, replay from the record is
+// keeps the unscaled value), the clip search narrows some blocks, the scales alone keep the float
+// model, replay from the record (scales and clips) is
 // byte-identical with no data, and bad options or records are refused.
 #include <doctest/doctest.h>
 
@@ -117,6 +118,9 @@ TEST_CASE("quantize awq: large-magnitude input channels get finer int4 codes; ou
   CHECK(ra.stats["awq_sites"] == 2);
   CHECK(ra.stats["awq_readers"] == 3);
   CHECK(ra.stats["awq_inserted_muls"] == 1);
+  // The clip search narrowed some blocks.
+  CHECK(ra.stats["awq_clipped_blocks"].get<int64_t>() > 0);
+  CHECK(ra.record["awq"]["clip_block_size"] == 32);
   CHECK_FALSE(rp.stats.contains("awq_sites"));
   CHECK_FALSE(rp.record.contains("awq"));
   const json& rec = ra.record["awq"];
@@ -144,10 +148,11 @@ TEST_CASE("quantize awq: large-magnitude input channels get finer int4 codes; ou
     if (j != 9) CHECK(st[j] < st[9]);
 }
 
-TEST_CASE("quantize awq: the scales alone keep the float model") {
+TEST_CASE("quantize awq: the scales alone keep the float model (awq_clip=false)") {
   const Samples calib(8, 1);
   ir::Model q = awq_block();
-  const auto res = test::run_quantize(q, with(kInt4, {{"awq", "true"}, {"calib", calib.path()}}));
+  const auto res = test::run_quantize(q, with(kInt4, {{"awq", "true"}, {"awq_clip", "false"}, {"calib", calib.path()}}));
+  CHECK(res.stats["awq_clipped_blocks"] == 0);
   const ir::Model ref = awq_block();
   ir::Model f = awq_block();
   const auto applied = transforms::quantize::apply_awq_record(f, res.record["awq"]);
@@ -196,6 +201,11 @@ TEST_CASE("quantize awq: replay from the record is byte-identical with no data; 
     if (l.contains("scaled_mul")) l["scaled_mul"] = "relu";
   ir::Model d = awq_block();
   CHECK_THROWS_AS(test::run_quantize(d, {}, &bad_mul), ModelError);
+  json bad_clip = rec;
+  for (auto& l : bad_clip["awq"]["layers"])
+    if (l.contains("clip")) l["clip"][0]["steps"] = "AAAA";  // 3 steps for many more blocks
+  ir::Model f = awq_block();
+  CHECK_THROWS_AS(test::run_quantize(f, {}, &bad_clip), ModelError);
   json bad_scale = rec;
   bad_scale["awq"]["layers"][0]["scales"][0] = -1.0;
   ir::Model e = awq_block();
