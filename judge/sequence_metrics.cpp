@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "ir/errors.h"
+#include "ir/output_names.h"
 
 namespace mcc::judge {
 namespace {
@@ -67,10 +68,7 @@ bool is_lm_logits(const std::string& output, const ir::Tensor& out, const Sequen
   if (v < 2) return false;
   for (const int64_t id : int_values(f.ids))
     if (id < 0 || id >= v) return false;
-  if (forced) return true;
-  std::string lower = output;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  return lower.find("logits") != std::string::npos;
+  return forced || ir::names_lm_logits(output);
 }
 
 std::pair<int64_t, int64_t> mask_counts(const ir::Tensor& mask) {

@@ -4,12 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <map>
 #include <set>
 
 #include "ir/errors.h"
+#include "ir/output_names.h"
 #include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/calibration.h"
 #include "transforms/quantize/dynamic.h"
@@ -76,18 +76,16 @@ std::map<std::string, HessianAccumulator> collect_hessians(const ir::Model& mode
   return hess;
 }
 
-/// The weights of kept layers writing a graph output whose name holds "logits" (the convention the
-/// judge uses for causal-LM logits), each once, in layer order.
+/// The weights of kept layers writing a graph output named like causal-LM logits (ir/output_names.h),
+/// each once, in layer order.
 std::vector<std::string> lm_head_weights(const ir::Model& model, const std::vector<Candidate>& kept) {
   std::vector<std::string> out;
   const auto& outs = model.graph->outputs;
   for (const Candidate& c : kept) {
     const ir::Value* y = c.node->outputs.empty() ? nullptr : c.node->outputs[0];
     if (!y || std::find(outs.begin(), outs.end(), y) == outs.end()) continue;
-    std::string lower = y->name;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
     const std::string& w = c.node->input(1)->name;
-    if (lower.find("logits") != std::string::npos && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    if (ir::names_lm_logits(y->name) && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
   }
   return out;
 }

@@ -22,6 +22,21 @@
 namespace mcc::backends::cpu {
 
 #if MCC_X86
+namespace {
+// Calls f.template operator()<R>() for the R = rest (1..5) rows a tile loop leaves over.
+template <class F>
+void remainder_rows(int64_t rest, F&& f) {
+  switch (rest) {
+    case 5: f.template operator()<5>(); break;
+    case 4: f.template operator()<4>(); break;
+    case 3: f.template operator()<3>(); break;
+    case 2: f.template operator()<2>(); break;
+    case 1: f.template operator()<1>(); break;
+    default: break;
+  }
+}
+}  // namespace
+
 MCC_AVX512_BEGIN
 namespace {
 
@@ -79,14 +94,7 @@ void conv_gemm_avx512(int64_t M, int64_t N, int64_t K, const float* W, int64_t l
   if (M % 8 == 0)
     for (; m + 8 <= M; m += 8) rows<8>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m));
   for (; m + 6 <= M; m += 6) rows<6>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m));
-  switch (M - m) {
-    case 5: rows<5>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    case 4: rows<4>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    case 3: rows<3>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    case 2: rows<2>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    case 1: rows<1>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    default: break;
-  }
+  remainder_rows(M - m, [&]<int MR>() { rows<MR>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); });
 }
 
 }  // namespace
@@ -170,14 +178,7 @@ void conv_gemm_avx2(int64_t M, int64_t N, int64_t K, const float* W, int64_t ldw
   };
   int64_t m = 0;
   for (; m + 6 <= M; m += 6) rows2<6>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m));
-  switch (M - m) {
-    case 5: rows2<5>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    case 4: rows2<4>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    case 3: rows2<3>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    case 2: rows2<2>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    case 1: rows2<1>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); break;
-    default: break;
-  }
+  remainder_rows(M - m, [&]<int MR>() { rows2<MR>(N, K, W + m * ldw, ldw, X, ldx, Y + m * ldy, ldy, sub(m)); });
 }
 
 }  // namespace
