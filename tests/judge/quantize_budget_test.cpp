@@ -16,10 +16,17 @@ nlohmann::ordered_json static_stage() {
 
 TEST_CASE("quantize budget: the static ladder and its causal-LM step") {
   const judge::BudgetPlan plan = judge::plan_budget({}, static_stage());
-  REQUIRE(plan.attempts.size() == 5);
+  REQUIRE(plan.attempts.size() == 6);
   CHECK(plan.attempts[0].value("method", "") == "");
   CHECK(plan.attempts[1].value("method", "") == "mse");
-  CHECK(plan.attempts[4].contains("mixed_target"));
+  // The fallback's first target is the budget itself (fewest float layers), then a margin above.
+  CHECK(plan.attempts[4].value("mixed_target", "") == "0.99");
+  CHECK(plan.attempts[5].value("mixed_target", "") == "0.995");
+  judge::BudgetOptions near_one;
+  near_one.min_cosine = 0.99995;
+  const judge::BudgetPlan one = judge::plan_budget(near_one, static_stage());
+  REQUIRE(one.attempts.size() == 5);
+  CHECK(one.attempts[4].value("mixed_target", "") == "0.9999");
   REQUIRE_FALSE(plan.language_model_step.is_null());
   CHECK(plan.language_model_step.value("smooth_quant", "") == "0.5");
   CHECK(plan.language_model_step.value("target", "") == "generic");

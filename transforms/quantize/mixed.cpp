@@ -14,6 +14,9 @@
 // quantized) measures mean cosine >= c: k = 0, 1, 2, 4, ... until met, then bisection between the
 // last miss and the first hit (the measure is assumed to improve with k; the record lists every
 // k measured). When even every unit float misses c, all stay float and the record says so.
+// Float runs. With float_run_gap=g > 0 (the target's, see quantize/target.h) each k's float set is
+// widened: up to g quantized activations between two float ones (graph order) go float with their
+// units, so the fallback forms a few runs instead of islands; the record lists them (joined_float).
 // Cost: units x candidates + O(2 log2 units) model runs over the samples.
 // Does not apply when: nothing is selected or calibrated (the stage then has no activations).
 // Numerical notes: the measure is mcc's cpu Executor on calibration data, not the deployment
@@ -26,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 
 #include "backends/executor.h"
 #include "ir/errors.h"
@@ -53,7 +57,41 @@ double cosine(const ir::Tensor& a, const ir::Tensor& b) {
 }
 
 double round6(double v) { return std::round(v * 1e6) / 1e6; }
+
 }  // namespace
+
+// Float runs (see mixed.h): each boundary between int8 and float costs the runtime a
+// QuantizeLinear/DequantizeLinear pair, and ONNX Runtime a change between its NHWC int8 and NCHW
+// float kernels.
+std::vector<bool> join_float_runs(std::vector<bool> use, const std::vector<bool>& ok,
+                                  const std::vector<std::vector<size_t>>& units, const std::vector<size_t>& unit_of,
+                                  int64_t gap) {
+  if (gap <= 0) return use;
+  std::vector<size_t> stretch;  // quantized activations since the last float one (or the start)
+  auto fill = [&](size_t lo, size_t hi) {  // fill `stretch`, all in [lo, hi]
+    if (static_cast<int64_t>(stretch.size()) > gap) return;
+    for (size_t i : stretch) {
+      const auto& members = units[unit_of[i]];
+      if (std::all_of(members.begin(), members.end(), [&](size_t j) { return j >= lo && j <= hi; }))
+        for (size_t j : members) use[j] = false;
+    }
+  };
+  const std::vector<bool> chosen = use;
+  bool any_float = false;
+  size_t last_float = 0;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (!ok[i] || unit_of[i] >= units.size()) continue;
+    if (chosen[i]) {
+      stretch.push_back(i);
+      continue;
+    }
+    fill(any_float ? last_float : 0, i);
+    stretch.clear();
+    any_float = true, last_float = i;
+  }
+  if (any_float) fill(last_float, chosen.size());
+  return use;
+}
 
 OutputProbe::OutputProbe(const ir::Model& float_model, const std::vector<std::string>& sample_dirs, int threads,
                          json corrections)
@@ -82,10 +120,16 @@ OutputProbe::OutputProbe(const ir::Model& float_model, const std::vector<std::st
 
 double OutputProbe::mean_cosine(const Plan& plan) {
   ir::Model m = ir::load_model_from_bytes(bytes_, base_dir_);
-  // Bias corrections: the same arithmetic as the stage (B - float(d)).
+  // Bias corrections: the same arithmetic as the stage (B - float(d)), for the layers whose weight
+  // the plan quantizes (a target may keep a layer float, quantize/target.h).
+  std::set<std::string> weights;
+  for (const auto& p : plan.points)
+    if (p.role == Role::Weight) weights.insert(p.tensor);
   for (const auto& e : corrections_) {
     ir::Value* b = m.graph->find_value(e.at("tensor").get<std::string>());
-    if (!b || !b->initializer) continue;
+    if (!b || !b->initializer || b->uses.size() != 1) continue;
+    const ir::Node* layer = b->uses[0].user;
+    if (!layer || layer->inputs.size() < 2 || !layer->input(1) || !weights.count(layer->input(1)->name)) continue;
     ir::Tensor t = b->initializer->clone();
     auto v = t.mutable_data<float>();
     const auto& d = e.at("subtract");
@@ -159,11 +203,14 @@ MixedOutcome mixed_search(OutputProbe& probe, const std::vector<std::vector<size
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return loss[a] > loss[b]; });
 
+  std::vector<size_t> unit_of(n, units.size());
+  for (size_t u = 0; u < units.size(); ++u)
+    for (size_t i : units[u]) unit_of[i] = u;
   auto with_float = [&](size_t k) {
     std::vector<bool> use = ok;
     for (size_t j = 0; j < k && j < order.size(); ++j)
       for (size_t i : units[order[j]]) use[i] = false;
-    return use;
+    return join_float_runs(use, ok, units, unit_of, cfg.float_run_gap);
   };
   json tried_k = json::array();
   auto measure = [&](size_t k) {
@@ -213,8 +260,12 @@ MixedOutcome mixed_search(OutputProbe& probe, const std::vector<std::vector<size
   for (size_t i = 0; i < n; ++i) out.kept_float += ok[i] && !out.use[i];
   out.cosine = cos_k;
   json kept = json::array();
+  std::vector<bool> chosen(n, false);
   for (size_t j = 0; j < k && j < order.size(); ++j)
-    for (size_t i : units[order[j]]) kept.push_back(names[i]);
+    for (size_t i : units[order[j]]) kept.push_back(names[i]), chosen[i] = true;
+  json joined = json::array();
+  for (size_t i = 0; i < n; ++i)
+    if (ok[i] && !out.use[i] && !chosen[i]) joined.push_back(names[i]);
   out.record = {{"target_cosine", cfg.target},
                 {"keep_float_top", cfg.keep_top},
                 {"samples", static_cast<int64_t>(probe.samples())},
@@ -224,6 +275,15 @@ MixedOutcome mixed_search(OutputProbe& probe, const std::vector<std::vector<size
                 {"target_met", cfg.target > 0 ? json(met && cos_k >= cfg.target) : json(nullptr)},
                 {"searched", tried_k},
                 {"sensitivity", units_j}};
+  if (cfg.float_run_gap > 0) {
+    // After kept_float, in the record's key order.
+    json r = json::object();
+    for (auto& [key, v] : out.record.items()) {
+      r[key] = v;
+      if (key == "kept_float") r["float_run_gap"] = cfg.float_run_gap, r["joined_float"] = joined;
+    }
+    out.record = std::move(r);
+  }
   if (cfg.target > 0 && !met)
     spdlog::warn("quantize: mixed_target={} not reached even with every activation float (measured cosine {:.5f}); "
                  "the weights alone cost more", cfg.target, cos_k);

@@ -46,6 +46,7 @@ struct MixedConfig {
   double target = 0;      // > 0: keep the most damaging activations float until mean cosine >= target
   int64_t keep_top = 0;   // > 0: keep exactly this many most damaging units float
   bool measure_all = false;  // measure sensitivities even without target/keep_top (method=auto)
+  int64_t float_run_gap = 0; // > 0: join float activations at most this many quantized ones apart
 };
 
 struct MixedOutcome {
@@ -56,6 +57,15 @@ struct MixedOutcome {
   double cosine = 0;                            // measured mean cosine of the final choice
   nlohmann::ordered_json record;
 };
+
+/// `use` with float runs joined (MixedConfig::float_run_gap): the quantized activations between two
+/// float ones (graph order = index order) become float where at most `gap` lie between, as do
+/// those before the first and after the last float one where at most `gap` lie there; a unit
+/// (`units`, `unit_of[i]` = the unit of activation i) is filled only when all its members lie in
+/// the stretch filled. Activations with !ok[i] are neither counted nor changed. gap <= 0: `use`.
+std::vector<bool> join_float_runs(std::vector<bool> use, const std::vector<bool>& ok,
+                                  const std::vector<std::vector<size_t>>& units, const std::vector<size_t>& unit_of,
+                                  int64_t gap);
 
 /// `units`: activation indices decided together (a shared-scale group, or one activation);
 /// `choices[i]`: candidate ranges of activation i (one entry: no method choice; every member of a

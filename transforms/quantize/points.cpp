@@ -2,6 +2,7 @@
 #include "transforms/quantize/points.h"
 
 #include <algorithm>
+#include <set>
 
 #include "transforms/quantize/bias.h"
 
@@ -137,9 +138,25 @@ Points build_points(const ir::Model& model, const Selection& sel, const Config& 
   std::map<const ir::Value*, std::vector<const Candidate*>> weight_users;
   for (const auto& c : sel.nodes)
     if (c.slots.weight >= 0) weight_users[c.node->input(static_cast<size_t>(c.slots.weight))].push_back(&c);
+  // Weights whose reader (any of them) keeps a float activation input, where the target runs such
+  // layers in float (quantize/target.h): they stay float32.
+  std::set<const ir::Value*> beside_float;
+  if (cfg.target && cfg.target->float_weights_beside_float_input)
+    for (const auto& c : sel.nodes)
+      if (c.slots.weight >= 0)
+        for (int slot : c.slots.activations)
+          if (!pts.activation.count(c.node->input(static_cast<size_t>(slot))->name))
+            beside_float.insert(c.node->input(static_cast<size_t>(c.slots.weight)));
   for (const auto& c : sel.nodes) {
     if (c.slots.weight < 0) continue;
     const ir::Value* w = c.node->input(static_cast<size_t>(c.slots.weight));
+    if (beside_float.count(w)) {
+      if (!pts.weight.count(w->name) && std::none_of(pts.skipped.begin(), pts.skipped.end(), [&](const auto& e) {
+            return e.at("tensor") == w->name;
+          }))
+        pts.skipped.push_back({{"tensor", w->name}, {"reason", "its layer's input stays float (the target runs the layer in float)"}});
+      continue;
+    }
     const int axis = c.settings.per_channel ? c.slots.weight_axis : -1;
     const std::string why = weight_refusal(g, ir3, w, axis, weight_users[w]);
     if (!why.empty()) {

@@ -99,6 +99,7 @@ Measured measure_sensitivity(const ir::Model& model, const std::string& calib_di
   MixedConfig mc;
   mc.target = cfg.mixed_target;
   mc.keep_top = cfg.keep_top;
+  mc.float_run_gap = cfg.target->float_run_gap;
   const auto opset_before = std::make_pair(plan.opset_to, plan.ir_to);
   if (cfg.wide_fallback) require_opset(model, sel, true, plan);
   // The plan for a choice, built on copies: the units not used get 16 bits when fallback applies.

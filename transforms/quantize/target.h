@@ -44,6 +44,17 @@ struct Target {
   bool per_channel_activations = true;
   /// Static activations' type (activation_type=target): int8 is symmetric, uint8 asymmetric.
   ir::DType activation = ir::DType::U8;
+  /// The measured fallback (mixed_target, keep_float_top) joins float activations at most this many
+  /// quantized ones apart into one float run (0: each kept activation alone). ONNX Runtime pays
+  /// each boundary between its NHWC int8 kernels and NCHW float ones with a Transpose and a Q/DQ
+  /// pair: YOLOX-nano with 74 scattered float activations ran 2.44x its float model.
+  int64_t float_run_gap = 0;
+  /// A weighted op (Conv, Gemm, MatMul) whose activation input stays float keeps its weight and
+  /// bias float too: the runtime runs such a layer in float anyway, and ONNX Runtime does not fold
+  /// a DequantizeLinear on a weight, so the weight would be dequantized on every run and the layer
+  /// would miss its float layout (NCHWc) kernels: YOLOX-nano with its first 29 activations float
+  /// ran 1.12x its float model with int8 weights there, 0.90x with float ones.
+  bool float_weights_beside_float_input = false;
   /// mode=weight_only's default form: matmul_nbits or qdq.
   std::string weight_format = "qdq";
 };

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "transforms/quantize/mixed.h"
 #include "transforms/quantize/quantize_test_util.h"
 
 using namespace mcc;
@@ -196,4 +197,38 @@ TEST_CASE("quantize: bad sensitivity options are usage errors") {
   CHECK_THROWS_AS(run_quantize(m, {{"calib", calib.path()}, {"method", "best"}}), UsageError);
   CHECK_THROWS_AS(run_quantize(m, {{"calib", calib.path()}, {"mixed_fallback", "bf16"}}), UsageError);
   CHECK(m.graph->find_value("X_dequantized") == nullptr);
+}
+
+TEST_CASE("quantize: float_run_gap joins float activations into runs, whole units only") {
+  using transforms::quantize::join_float_runs;
+  // Ten activations, each its own unit; 2 and 6 float.
+  std::vector<std::vector<size_t>> units;
+  std::vector<size_t> unit_of;
+  for (size_t i = 0; i < 10; ++i) units.push_back({i}), unit_of.push_back(i);
+  const std::vector<bool> ok(10, true);
+  std::vector<bool> use(10, true);
+  use[2] = use[6] = false;
+  auto floats = [](const std::vector<bool>& u) {
+    std::string s;
+    for (bool b : u) s += b ? 'q' : 'f';
+    return s;
+  };
+  CHECK(floats(join_float_runs(use, ok, units, unit_of, 0)) == "qqfqqqfqqq");
+  // Gap 2: the two before the first float one join; 3 between and 3 after stay.
+  CHECK(floats(join_float_runs(use, ok, units, unit_of, 2)) == "fffqqqfqqq");
+  // Gap 3: one run from the start to the end.
+  CHECK(floats(join_float_runs(use, ok, units, unit_of, 3)) == "ffffffffff");
+  // A unit reaching outside the stretch (4 shares a scale with 9) stays quantized, both ends.
+  std::vector<std::vector<size_t>> grouped;
+  std::vector<size_t> group_of(10);
+  for (size_t i = 0; i < 10; ++i)
+    if (i != 9) group_of[i] = grouped.size(), grouped.push_back(i == 4 ? std::vector<size_t>{4, 9} : std::vector<size_t>{i});
+  group_of[9] = group_of[4];
+  CHECK(floats(join_float_runs(use, ok, grouped, group_of, 3)) == "ffffqffffq");
+  // Activations that are not quantized at all are neither counted nor changed.
+  std::vector<bool> ok2 = ok;
+  ok2[3] = ok2[4] = false;
+  CHECK(floats(join_float_runs(use, ok2, units, unit_of, 1)) == "qqfqqffqqq");
+  // No float activation: nothing to join.
+  CHECK(floats(join_float_runs(std::vector<bool>(10, true), ok, units, unit_of, 20)) == "qqqqqqqqqq");
 }

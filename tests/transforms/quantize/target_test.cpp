@@ -204,3 +204,31 @@ TEST_CASE("quantize: an unknown target is a usage error naming the known ones") 
     CHECK(std::string(e.what()).find("openvino") != std::string::npos);
   }
 }
+
+TEST_CASE("quantize target=ort: a layer whose input stays float keeps float weights; generic keeps them int8") {
+  // keep_float_top=4 leaves every measured activation float.
+  test::CalibDir calib(kDims, 4, 5200);
+  auto weight_dequantized = [](const ir::Model& m, const std::string& w) {
+    const ir::Value* v = m.graph->find_value(w);
+    if (!v) return false;
+    if (v->producer && v->producer->op_type == "DequantizeLinear") return true;
+    for (const auto& u : v->uses)
+      if (u.user->op_type == "DequantizeLinear") return true;
+    return false;
+  };
+  ir::Model ort = silu_net(), generic = silu_net();
+  const auto r = run_quantize(ort, {{"calib", calib.path()}, {"target", "ort"}, {"keep_float_top", "4"}});
+  CHECK(r.record["stats"]["activations"] == 0);
+  CHECK(r.record["stats"]["weights"] == 0);
+  CHECK_FALSE(weight_dequantized(ort, "W1"));
+  CHECK_FALSE(weight_dequantized(ort, "W2"));
+  bool listed = false;
+  for (const auto& s : r.record["skipped_tensors"])
+    listed = listed || (s["tensor"] == "W1" && s["reason"].get<std::string>().find("input stays float") != std::string::npos);
+  CHECK(listed);
+  CHECK(r.record["mixed"]["float_run_gap"] == 24);
+  const auto g = run_quantize(generic, {{"calib", calib.path()}, {"target", "generic"}, {"keep_float_top", "4"}});
+  CHECK(g.record["stats"]["weights"] == 2);
+  CHECK(weight_dequantized(generic, "W1"));
+  CHECK_FALSE(g.record["mixed"].contains("float_run_gap"));
+}
