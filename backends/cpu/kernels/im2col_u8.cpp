@@ -57,7 +57,7 @@ void im2col_u8_row(const WindowGeom& g, int64_t kk, const uint8_t* xg, uint8_t x
     fill_bytes(d, xz, in0 - p0);
     // Plane elements [in0 + delta, in1 + delta), less what lies outside the plane (border
     // columns only, fixed below).
-    const int64_t c0 = std::max(in0, -delta), c1 = std::max(c0, std::min(in1, H * W - delta));
+    const int64_t c0 = std::clamp(-delta, in0, in1), c1 = std::max(c0, std::min(in1, H * W - delta));
     fill_bytes(d + (in0 - p0), xz, c0 - in0);
     copy_bytes(d + (c0 - p0), xc + c0 + delta, c1 - c0);
     fill_bytes(d + (c1 - p0), xz, in1 - c1);
