@@ -51,9 +51,12 @@ void add_sample(OutputAgreement& a, const backends::RValue& got, const backends:
     a.positions_kept += kept;
     a.positions_all += all;
   }
-  const auto m = masked ? backends::compare_tensors(unmasked_rows(got.tensor, seq.mask), unmasked_rows(want.tensor, seq.mask),
-                                                    backends::Tolerance{})
-                        : backends::compare_tensors(got.tensor, want.tensor, backends::Tolerance{});
+  auto m = masked ? backends::compare_tensors(unmasked_rows(got.tensor, seq.mask), unmasked_rows(want.tensor, seq.mask),
+                                              backends::Tolerance{})
+                  : backends::compare_tensors(got.tensor, want.tensor, backends::Tolerance{});
+  // The unmasked rows of an encoder's hidden state are [positions, features]: not class scores,
+  // so no top-1 verdict (the argmax of a feature row means nothing).
+  if (masked) m.top1_agree.reset();
   if (!m.comparable) throw ModelError("output '" + a.stats.name + "': " + m.mismatch + " against the reference");
   a.stats.add(m);
   if (!label || !m.top1_agree) return;

@@ -58,7 +58,8 @@ nlohmann::ordered_json EvalOutputs::add_sample(const std::string& sample, const 
       if (!rules.tolerance_given) rules.atol.reset(), rules.rtol.reset();
     }
     OutputJudgement j;
-    if (tensors && !a.lm && is_masked(got[k].tensor, seq) && got[k].tensor.dims() == want[k]->tensor.dims()) {
+    const bool masked = tensors && !a.lm && is_masked(got[k].tensor, seq) && got[k].tensor.dims() == want[k]->tensor.dims();
+    if (masked) {
       const auto [kept, all] = mask_counts(seq.mask);
       a.positions_kept += kept;
       a.positions_all += all;
@@ -69,6 +70,8 @@ nlohmann::ordered_json EvalOutputs::add_sample(const std::string& sample, const 
     }
     if (j.dtype != ir::DType::Undefined) a.dtype = j.dtype;
     if (j.kind != "none" || a.stats.samples == 0) a.kind = j.kind;
+    // Unmasked rows are [positions, features], not class scores: no top-1 figure.
+    if (masked) j.metrics.top1_agree.reset();
     const auto& m = j.metrics;
     a.stats.add(m);
     ++compared_;

@@ -181,6 +181,8 @@ TEST_CASE("eval and check: an encoder's padded positions (attention_mask 0) do n
   CHECK(mj["outputs"][0]["masked"]["positions_compared"] == kWindows * (kSeq - 8));
   CHECK(mj["outputs"][0]["masked"]["positions"] == kWindows * kSeq);
   CHECK(mj["outputs"][0]["min_cosine"].get<double>() > 0.999999);
+  // Its unmasked rows are positions by features, not class scores: no top-1 figure or verdict.
+  CHECK_FALSE(mj["outputs"][0].contains("top1_agreement"));
 }
 
 TEST_CASE("check stage: causal-LM logits get token figures with their intervals; a missed budget fails the run") {
