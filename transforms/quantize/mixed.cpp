@@ -270,20 +270,12 @@ MixedOutcome mixed_search(OutputProbe& probe, const std::vector<std::vector<size
                 {"keep_float_top", cfg.keep_top},
                 {"samples", static_cast<int64_t>(probe.samples())},
                 {"model_runs", probe.evaluations()},
-                {"kept_float", kept},
-                {"cosine", round6(cos_k)},
-                {"target_met", cfg.target > 0 ? json(met && cos_k >= cfg.target) : json(nullptr)},
-                {"searched", tried_k},
-                {"sensitivity", units_j}};
-  if (cfg.float_run_gap > 0) {
-    // After kept_float, in the record's key order.
-    json r = json::object();
-    for (auto& [key, v] : out.record.items()) {
-      r[key] = v;
-      if (key == "kept_float") r["float_run_gap"] = cfg.float_run_gap, r["joined_float"] = joined;
-    }
-    out.record = std::move(r);
-  }
+                {"kept_float", kept}};
+  if (cfg.float_run_gap > 0) out.record["float_run_gap"] = cfg.float_run_gap, out.record["joined_float"] = joined;
+  out.record["cosine"] = round6(cos_k);
+  out.record["target_met"] = cfg.target > 0 ? json(met && cos_k >= cfg.target) : json(nullptr);
+  out.record["searched"] = tried_k;
+  out.record["sensitivity"] = units_j;
   if (cfg.target > 0 && !met)
     spdlog::warn("quantize: mixed_target={} not reached even with every activation float (measured cosine {:.5f}); "
                  "the weights alone cost more", cfg.target, cos_k);

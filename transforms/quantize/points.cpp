@@ -145,18 +145,15 @@ Points build_points(const ir::Model& model, const Selection& sel, const Config& 
     for (const auto& c : sel.nodes)
       if (c.slots.weight >= 0)
         for (int slot : c.slots.activations)
-          if (!pts.activation.count(c.node->input(static_cast<size_t>(slot))->name))
-            beside_float.insert(c.node->input(static_cast<size_t>(c.slots.weight)));
+          if (!pts.activation.count(c.node->input(static_cast<size_t>(slot))->name)) {
+            const ir::Value* w = c.node->input(static_cast<size_t>(c.slots.weight));
+            if (beside_float.insert(w).second)
+              pts.skipped.push_back({{"tensor", w->name}, {"reason", "its layer's input stays float (the target runs the layer in float)"}});
+          }
   for (const auto& c : sel.nodes) {
     if (c.slots.weight < 0) continue;
     const ir::Value* w = c.node->input(static_cast<size_t>(c.slots.weight));
-    if (beside_float.count(w)) {
-      if (!pts.weight.count(w->name) && std::none_of(pts.skipped.begin(), pts.skipped.end(), [&](const auto& e) {
-            return e.at("tensor") == w->name;
-          }))
-        pts.skipped.push_back({{"tensor", w->name}, {"reason", "its layer's input stays float (the target runs the layer in float)"}});
-      continue;
-    }
+    if (beside_float.count(w)) continue;
     const int axis = c.settings.per_channel ? c.slots.weight_axis : -1;
     const std::string why = weight_refusal(g, ir3, w, axis, weight_users[w]);
     if (!why.empty()) {
