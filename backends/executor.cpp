@@ -8,6 +8,7 @@
 #include <iterator>
 #include <unordered_set>
 
+#include "backends/constant_nodes.h"
 #include "backends/duplicate_nodes.h"
 #include "backends/fusion_orphans.h"
 #include "backends/placement.h"
@@ -225,10 +226,7 @@ void Executor::prepare(const ir::Graph& g) {
     for (const ir::Value* v : n->inputs) note(v, i);
     const std::vector<ir::Graph*> subs = n->subgraphs();
     std::unordered_set<const ir::Value*> caps;
-    for (const ir::Graph* s : subs) {
-      ir::captured_values(*s, g, caps);
-      prepare(*s);
-    }
+    for (const ir::Graph* s : subs) ir::captured_values(*s, g, caps);
     std::vector<const ir::Value*> sorted_caps(caps.begin(), caps.end());
     std::sort(sorted_caps.begin(), sorted_caps.end(), [](const ir::Value* a, const ir::Value* b) { return a->name < b->name; });
     for (const ir::Value* v : sorted_caps) note(v, i);
@@ -236,6 +234,11 @@ void Executor::prepare(const ir::Graph& g) {
   }
   for (const ir::Value* v : g.initializers) plan.initializers.emplace(v, RValue::of(*v->initializer));
   compute_constants(g, plan);
+  // Bodies after this graph's constants, so a body can compute ahead what depends only on them.
+  preparing_.push_back({&g, &plan});
+  for (const ir::Node* n : nodes)
+    for (const ir::Graph* s : n->subgraphs()) prepare(*s);
+  preparing_.pop_back();
   plan_fusion(g, plan);
   // A fused kernel that reads other values than its node's inputs keeps them alive until it runs.
   for (size_t i = 0; i < nodes.size(); ++i)
@@ -263,24 +266,98 @@ void Executor::prepare(const ir::Graph& g) {
   plans_.emplace(&g, std::move(plan));
 }
 
+const RValue* Executor::planned_constant(const ir::Value* v, const ir::Graph& g, const GraphPlan& plan) const {
+  if (!v) return nullptr;
+  auto lookup = [v](const ir::Graph& owner, const GraphPlan& p) -> const RValue* {
+    if (std::find(owner.inputs.begin(), owner.inputs.end(), v) != owner.inputs.end()) return nullptr;  // may be fed
+    auto it = p.initializers.find(v);
+    return it == p.initializers.end() ? nullptr : &it->second;
+  };
+  if (v->owner == &g) return lookup(g, plan);
+  for (auto it = preparing_.rbegin(); it != preparing_.rend(); ++it)
+    if (v->owner == it->first) return lookup(*it->first, *it->second);
+  return nullptr;
+}
+
+bool Executor::compute_ahead(const ir::Node& n, size_t i, const ir::Graph& g, GraphPlan& plan) {
+  const bool constant_node = n.is("Constant") && n.inputs.empty();
+  if (!constant_node) {
+    // Only on the cpu executor with fusion on: elsewhere (MCC_FUSE=0, other backends) the graph
+    // runs as written.
+    if (!opts_.fuse || backend_ != &cpu_backend() || !computable_ahead(n)) return false;
+    bool any = false;
+    for (const ir::Value* v : n.inputs) {
+      if (!v) continue;
+      if (!planned_constant(v, g, plan)) return false;
+      any = true;
+    }
+    if (!any) return false;
+    for (const ir::Value* o : n.outputs)
+      if (o && !o->type_passthrough.bytes.empty()) return false;  // declared non-tensor output
+    const size_t predicted = predicted_output_bytes(n, [&](size_t k) -> const ir::Tensor* {
+      const RValue* rv = planned_constant(n.inputs[k], g, plan);
+      return rv && rv->kind == RValue::Kind::Tensor ? &rv->tensor : nullptr;
+    });
+    if (predicted > kAheadBytesLimit || ahead_bytes_ + predicted > kAheadBytesLimit) return false;
+  }
+  std::vector<const RValue*> ins;
+  for (const ir::Value* v : n.inputs) ins.push_back(planned_constant(v, g, plan));
+  KernelContext ctx(n, std::move(ins), *this, cpu_backend());
+  try {
+    (*plan.kernels[i])(ctx);
+  } catch (Error& e) {
+    if (!constant_node) return false;  // computed at run time instead, where its error shows
+    if (std::string(e.what()).find(n.describe()) == std::string::npos) e.add_context(n.describe());
+    throw;
+  } catch (const std::bad_alloc&) {
+    if (!constant_node) return false;
+    throw;
+  }
+  size_t bytes = 0;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    if (!n.outputs[k]) continue;
+    const RValue& rv = ctx.outputs()[k];
+    if (constant_node && !rv.defined()) throw InternalError(n.describe() + ": kernel did not produce output 0");
+    if (rv.kind != RValue::Kind::Tensor || !rv.tensor.defined()) return false;
+    bytes += rv.tensor.nbytes();
+  }
+  if (!constant_node) {
+    if (ahead_bytes_ + bytes > kAheadBytesLimit) return false;
+    ahead_bytes_ += bytes;
+  }
+  for (size_t k = 0; k < n.outputs.size(); ++k)
+    if (n.outputs[k]) plan.initializers.emplace(n.outputs[k], std::move(ctx.outputs()[k]));
+  return true;
+}
+
 void Executor::compute_constants(const ir::Graph& g, GraphPlan& plan) {
   const auto& nodes = g.nodes();
   plan.constant.assign(nodes.size(), 0);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node* n = nodes[i];
-    if (!n->is("Constant") || !n->domain.empty() || !n->inputs.empty() || n->outputs.size() != 1 || !n->outputs[0] ||
-        plan.backends[i] != &cpu_backend() || plan.initializers.count(n->outputs[0]))
-      continue;
-    KernelContext ctx(*n, {}, *this, cpu_backend());
-    try {
-      (*plan.kernels[i])(ctx);
-    } catch (Error& e) {
-      if (std::string(e.what()).find(n->describe()) == std::string::npos) e.add_context(n->describe());
-      throw;
+    if (plan.backends[i] != &cpu_backend() || n->outputs.empty()) continue;
+    bool taken = false;  // an output already has a value (an initializer of the same name)
+    for (const ir::Value* o : n->outputs) taken = taken || (o && plan.initializers.count(o));
+    if (!taken && compute_ahead(*n, i, g, plan)) plan.constant[i] = 1;
+  }
+  // Values that only nodes computed ahead read are not kept (their readers' results are).
+  if (std::find(plan.constant.begin(), plan.constant.end(), 1) == plan.constant.end()) return;
+  std::unordered_set<const ir::Value*> keep(g.outputs.begin(), g.outputs.end());
+  for (const ir::Node* n : nodes)
+    for (const ir::Graph* s : n->subgraphs()) ir::captured_values(*s, g, keep);
+  std::unordered_map<const ir::Node*, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i) index.emplace(nodes[i], i);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!plan.constant[i]) continue;
+    for (const ir::Value* o : nodes[i]->outputs) {
+      if (!o || keep.count(o) || o->uses.empty()) continue;
+      bool only_ahead = true;
+      for (const ir::Use& u : o->uses) {
+        auto it = index.find(u.user);
+        only_ahead = only_ahead && it != index.end() && plan.constant[it->second];
+      }
+      if (only_ahead) plan.initializers.erase(o);
     }
-    if (!ctx.outputs()[0].defined()) throw InternalError(n->describe() + ": kernel did not produce output 0");
-    plan.initializers.emplace(n->outputs[0], std::move(ctx.outputs()[0]));
-    plan.constant[i] = 1;
   }
 }
 

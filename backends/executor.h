@@ -138,13 +138,24 @@ class Executor {
     // alias_of[i] >= 0: node i repeats node alias_of[i] (duplicate_nodes.h) and takes its outputs.
     std::vector<int64_t> alias_of;
     std::unordered_map<const ir::Value*, RValue> initializers;
-    // constant[i]: node i is a Constant whose value was computed once at plan time (held in
-    // `initializers`); with fusion on it does not run.
+    // constant[i]: node i was computed once at plan time (held in `initializers`): a Constant,
+    // or, with fusion on the cpu executor, a node whose inputs are all constants
+    // (constant_nodes.h); with fusion on it does not run.
     std::vector<char> constant;
   };
   void plan_fusion(const ir::Graph& g, GraphPlan& plan);
   void assign_slots(const ir::Graph& g, GraphPlan& plan);
   void compute_constants(const ir::Graph& g, GraphPlan& plan);
+  /// Computes node i of g now when it may be (see GraphPlan::constant); true when it was.
+  bool compute_ahead(const ir::Node& n, size_t i, const ir::Graph& g, GraphPlan& plan);
+  /// v's plan-time value when it is a constant of g or of an enclosing graph being planned.
+  const RValue* planned_constant(const ir::Value* v, const ir::Graph& g, const GraphPlan& plan) const;
+  /// The graphs being planned, outermost first (a body is planned after its graph's constants).
+  std::vector<std::pair<const ir::Graph*, const GraphPlan*>> preparing_;
+  /// Bytes of the values computed ahead so far, at most kAheadBytesLimit (a weight transposed
+  /// ahead is a second copy of it: the model keeps the first).
+  static constexpr size_t kAheadBytesLimit = size_t{64} << 20;
+  size_t ahead_bytes_ = 0;
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;
   std::unique_ptr<ir::ElementTypes> types_;  // plan-time element types (non-cpu backends only)
   std::unordered_map<const ir::Node*, const Backend*> placement_;

@@ -9,12 +9,14 @@ geometric mean of the ratios over the fp32 real models. Peak RSS: mcc's own figu
 and ORT's from a child process that loads and runs the model alone (VmHWM), at the last thread
 count given.
 
-The default set is 11 real models: MNIST, Silero VAD and YOLOX-nano from golden/ (their golden
+The default set is 12 real models: MNIST, Silero VAD and YOLOX-nano from golden/ (their golden
 inputs), MobileNetV2 from ../shared/models, MiniLM-L6 built by ../shared/tools/minilm (--minilm;
 sample 00), the PP-OCRv4 detector/recogniser/classifier and openWakeWord's melspectrogram, embedding
-and "hey jarvis" models fetched by bench/fetch_real_models.py (--models-dir); two streaming models
-whose work runs inside Loop and If bodies, exported with random weights by
-bench/export_loop_models.py (--models-dir; 50 frames); then the int8 QDQ files
+and "hey jarvis" models fetched by bench/fetch_real_models.py (--models-dir), SmolLM2-135M built by
+../shared/tools/smollm2 (--smollm2; a 256-token prefill of seeded random ids); two streaming models
+whose work runs inside Loop and If bodies and a Silero-VAD-v5-shaped model whose convs and LSTM run
+inside an If's branch, exported with random weights by bench/export_loop_models.py (--models-dir;
+50 frames; 576 samples at 16 kHz); then the int8 QDQ files
 mcc's own `mcc quantize` makes from YOLOX-nano (COCO photos through
 ../shared/tools/coco_to_yolox_samples.py) and MobileNetV2 (seeded random calibration), which both
 runtimes run as they are (--no-int8 leaves them out). A model that is missing is reported as skipped.
@@ -25,7 +27,7 @@ second thread to run at full speed (ORT's own 2-thread times in fresh processes 
 1.7x its warm times on the wake-word embedding model).
 
 usage: bench/cpu_vs_ort.py [--threads 1 2] [--rounds 4] [--runs 20] [--warmup 3] [--warmup-ms 300] [--mcc build/mcc]
-       [--minilm MODEL] [--models-dir build/bench_models] [--no-int8]
+       [--minilm MODEL] [--smollm2 MODEL] [--models-dir build/bench_models] [--no-int8]
        [--only NAME ...] [--json FILE] [MODEL.onnx ...]   (explicit models: seeded random inputs)
 """
 import argparse
@@ -67,6 +69,10 @@ def real_models(a):
         ("oww_hey_jarvis", os.path.join(md, "hey_jarvis_v0.1.onnx"), {"x.1": [1, 16, 96]}),
         ("loop_gru_frames", os.path.join(md, "loop_gru_frames.onnx"), {"frames": [1, 50, 64], "h0": [1, 128]}),
         ("loop_if_gate", os.path.join(md, "loop_if_gate.onnx"), {"frames": [1, 50, 64], "h0": [1, 128]}),
+        ("if_vad_branches", os.path.join(md, "if_vad_branches.onnx"),
+         {"input": [1, 576], "state": [2, 1, 128], "sr": np.array(16000, np.int64)}),
+        ("smollm2_prefill_256", a.smollm2,
+         {"input_ids": np.random.default_rng(0).integers(0, 49152, (1, 256), dtype=np.int64)}),
     ]
 
 
@@ -74,6 +80,9 @@ def random_feeds(sess, shapes):
     rng = np.random.default_rng(0)
     feeds = {}
     for i in sess.get_inputs():
+        if isinstance(shapes.get(i.name), np.ndarray):  # a fixed value (a sample rate, a flag)
+            feeds[i.name] = shapes[i.name]
+            continue
         shape = shapes.get(i.name) or [d if isinstance(d, int) else 1 for d in i.shape]
         dt = NP_TYPES[i.type]
         feeds[i.name] = (rng.random(shape) * 2 - 1).astype(dt) if dt in (np.float32, np.float64, np.float16) \
@@ -184,12 +193,18 @@ def main():
                     help="all-MiniLM-L6-v2 as exported by ../shared/tools/minilm/export_minilm.py "
                          "(default: MODELS_DIR/minilm/minilm_l6_v2.onnx where bench/deploy_speed.py "
                          "builds it, else /work/minilm/minilm_l6_v2.onnx)")
+    ap.add_argument("--smollm2", default=None,
+                    help="SmolLM2-135M as built by ../shared/tools/smollm2/build_smollm2.sh, timed on a "
+                         "256-token prefill of seeded random token ids (default: "
+                         "MODELS_DIR/smollm2/smollm2_135m.onnx)")
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "build", "bench_models"),
                     help="where bench/fetch_real_models.py put the OCR and wake-word models")
     ap.add_argument("--no-int8", action="store_true", help="leave out mcc's int8 YOLOX-nano and MobileNetV2")
     ap.add_argument("--only", nargs="+", help="names of the default set to run")
     ap.add_argument("--json", help="also write the results here")
     a = ap.parse_args()
+    if a.smollm2 is None:
+        a.smollm2 = os.path.join(a.models_dir, "smollm2", "smollm2_135m.onnx")
     if a.minilm is None:
         built = os.path.join(a.models_dir, "minilm", "minilm_l6_v2.onnx")
         a.minilm = built if os.path.exists(built) else "/work/minilm/minilm_l6_v2.onnx"

@@ -81,6 +81,26 @@ void im2col_block(const WindowGeom& g, int64_t cg, const T* x, int64_t p0, int64
   const int64_t OH = g.out[1], OW = g.out[2], H = g.in[1], W = g.in[2], D = g.in[0];
   const int64_t plane = g.in_size();
   int64_t row = 0;
+  // Narrow 1-D blocks (an STFT's few frames, a VAD encoder's): element by element, without the
+  // general loop's calls to copy a handful of values.
+  if (nb < 16 && D == 1 && H == 1 && g.k[0] == 1 && g.k[1] == 1) {
+    const int64_t s = g.stride[2];
+    for (int64_t ci = 0; ci < cg; ++ci) {
+      const T* xc = x + ci * plane;
+      for (int64_t kw = 0; kw < g.k[2]; ++kw, ++row) {
+        T* d = col + row * nb - p0;  // indexed by output position
+        const int64_t off = kw * g.dil[2] - g.pad_b[2];
+        int64_t lo, hi;
+        valid_range(OW, W, s, off, lo, hi);
+        lo = std::clamp(lo, p0, p0 + nb);
+        hi = std::clamp(hi, lo, p0 + nb);
+        for (int64_t ow = p0; ow < lo; ++ow) d[ow] = T(0);
+        for (int64_t ow = lo; ow < hi; ++ow) d[ow] = xc[ow * s + off];
+        for (int64_t ow = hi; ow < p0 + nb; ++ow) d[ow] = T(0);
+      }
+    }
+    return;
+  }
   // Unit strides, one depth slice and output rows as wide as input rows ("same" width): every
   // (ci, kh, kw) row of the block is the input plane shifted by a constant, so it is copied in
   // one run; positions whose input row or column falls outside the plane are then zeroed. Same
@@ -297,11 +317,13 @@ void conv_run(const KernelContext& ctx, const ConvProblem& p, const T* x, const 
   for (int i = 0; i < 3; ++i)
     pointwise = pointwise && g.stride[i] == 1 && g.pad_b[i] == 0 && g.pad_e[i] == 0;
   if constexpr (std::is_same_v<T, float>) {
-    // Convs wider than 1x1 take it only with many output channels (M >= 128): the im2col of the
-    // whole map is shared by every channel chunk, but its columns are written across threads
-    // and read across threads, which cost more than it saved on 16- and 64-channel convs at 2
-    // threads (an STFT's 257 channels gain 45 %).
-    if (w_t && p.group == 1 && channel_lanes_pay(P, K) && (pointwise || p.m >= 128)) {
+    // Convs wider than 1x1 take it only with many output channels (M >= 128) or under 16
+    // positions: the im2col of the whole map is shared by every channel chunk, but its columns
+    // are written across threads and read across threads, which cost more than it saved on 16-
+    // and 64-channel convs at 2 threads (an STFT's 257 channels gain 45 %). Under 16 positions
+    // both stay on one thread, and conv_gemm_f32's 16-position tiles would be mostly empty (a
+    // VAD encoder's 64-channel conv over 2 frames: 32 -> 6 us a run).
+    if (w_t && p.group == 1 && channel_lanes_pay(P, K) && (pointwise || p.m >= 128 || P < 16)) {
       // Small maps (channel_lanes_pay bounds P, so an im2col is at most K x 288 values), in a
       // buffer kept per thread (a fresh one per run costs page faults).
       thread_local std::vector<float> col;

@@ -112,6 +112,26 @@ std::vector<S> load(const ir::Node& n, const ir::Tensor& t, const char* what) {
   return out;
 }
 
+// t's elements as S: t's own bytes when it already holds S (weights are read every run; a copy
+// per run cost more than the cell on small layers), else a converted copy.
+template <class S>
+struct AsS {
+  std::vector<S> copy;
+  const S* data = nullptr;
+};
+
+template <class S>
+AsS<S> as_s(const ir::Node& n, const ir::Tensor& t, const char* what) {
+  AsS<S> r;
+  if (t.dtype() == ir::dtype_of<S>()) {
+    r.data = t.data<S>().data();
+    return r;
+  }
+  r.copy = load<S>(n, t, what);
+  r.data = r.copy.data();
+  return r;
+}
+
 void check_dims(const ir::Node& n, const ir::Tensor& t, const std::vector<int64_t>& want, const char* what) {
   if (t.dims() != want) {
     auto fmt = [](const std::vector<int64_t>& v) {
@@ -149,10 +169,16 @@ void run_rnn(KernelContext& ctx, const RnnAttrs& at, DType out_dt) {
 
   std::vector<S> X = load<S>(n, xt, "X");
   if (at.layout) X = swap01(X, B, T, I);
-  const std::vector<S> W = load<S>(n, ctx.in(1), "W");
-  const std::vector<S> R = load<S>(n, ctx.in(2), "R");
-  std::vector<S> Bias(static_cast<size_t>(ND * 2 * GH), S(0));
-  if (ctx.has_input(3)) { check_dims(n, ctx.in(3), {ND, 2 * GH}, "B"); Bias = load<S>(n, ctx.in(3), "B"); }
+  const AsS<S> W = as_s<S>(n, ctx.in(1), "W");
+  const AsS<S> R = as_s<S>(n, ctx.in(2), "R");
+  AsS<S> Bias;
+  if (ctx.has_input(3)) {
+    check_dims(n, ctx.in(3), {ND, 2 * GH}, "B");
+    Bias = as_s<S>(n, ctx.in(3), "B");
+  } else {
+    Bias.copy.assign(static_cast<size_t>(ND * 2 * GH), S(0));
+    Bias.data = Bias.copy.data();
+  }
   std::vector<int64_t> lens(static_cast<size_t>(B), T);
   if (ctx.has_input(4)) {
     lens = read_int_tensor(n, ctx.in(4), "sequence_lens");
@@ -186,9 +212,9 @@ void run_rnn(KernelContext& ctx, const RnnAttrs& at, DType out_dt) {
   Mat<S> XW(T * B, GH), HR(B, GH), gates(B, GH), tmp(B, H);
   for (int64_t d = 0; d < ND; ++d) {
     const bool reverse = at.reverse_only || d == 1;
-    MapC<S> Wd(W.data() + d * GH * I, GH, I);
-    MapC<S> Rd(R.data() + d * GH * H, GH, H);
-    const S* wb = Bias.data() + d * 2 * GH;
+    MapC<S> Wd(W.data + d * GH * I, GH, I);
+    MapC<S> Rd(R.data + d * GH * H, GH, H);
+    const S* wb = Bias.data + d * 2 * GH;
     const S* rb = wb + GH;
     // Input projection of every step at once: XW = X·Wᵀ + Wb (+ Rb where it is outside the gates).
     MapC<S> Xm(X.data(), T * B, I);
