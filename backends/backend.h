@@ -84,6 +84,13 @@ class KernelContext {
 
   /// Scope of the enclosing execution (set by the executor).
   void* scope_ = nullptr;
+  /// Input i's value to take apart instead of copying (a sequence to extend), when nothing reads
+  /// it after this node: the executor releases it once the node has run. nullptr otherwise.
+  RValue* consumable_input(size_t i) const {
+    return i < 64 && (consumable_ >> i & 1) ? const_cast<RValue*>(inputs_[i]) : nullptr;
+  }
+  /// Bit i: input i may be taken apart (set by the executor).
+  uint64_t consumable_ = 0;
 
  private:
   ir::Tensor& alloc_output_impl(size_t i, ir::DType dt, std::vector<int64_t> dims, bool zero);

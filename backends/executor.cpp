@@ -304,6 +304,7 @@ bool Executor::compute_ahead(const ir::Node& n, size_t i, const ir::Graph& g, Gr
   for (const ir::Value* v : n.inputs) ins.push_back(planned_constant(v, g, plan));
   KernelContext ctx(n, std::move(ins), *this, cpu_backend());
   try {
+    const ThreadPool::InlineScope one_thread;  // a split here would start the pool's workers
     (*plan.kernels[i])(ctx);
   } catch (Error& e) {
     if (!constant_node) return false;  // computed at run time instead, where its error shows
@@ -404,6 +405,15 @@ void Executor::assign_slots(const ir::Graph& g, GraphPlan& plan) {
     plan.fused_out_slot[i] = plan.fused[i] ? find(plan.fused_out[i]) : -1;
     for (const ir::Value* v : plan.release_after[i])
       if (int32_t s = find(v); s >= 0) plan.release_slots[i].push_back(s);
+    uint64_t bits = 0;
+    const auto& ins = nodes[i]->inputs;
+    for (size_t j = 0; j < ins.size() && j < 64; ++j) {
+      const int32_t s = plan.in_slots[i][j];
+      const auto& rel = plan.release_slots[i];
+      if (s >= 0 && std::count(ins.begin(), ins.end(), ins[j]) == 1 && std::find(rel.begin(), rel.end(), s) != rel.end())
+        bits |= uint64_t{1} << j;
+    }
+    plan.consumable.push_back(bits);
   }
 }
 
@@ -606,6 +616,7 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
     }
     KernelContext ctx(*n, std::move(ins), std::move(outs_buf), *this, nb);
     ctx.scope_ = &scope;
+    if (!own_inputs && !opts_.keep_all_values) ctx.consumable_ = plan.consumable[ni];
     try {
       if (opts_.profile) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -640,9 +651,18 @@ std::vector<RValue> Executor::run_graph(const ir::Graph& g, std::vector<RValue> 
   }
   std::vector<RValue> out;
   out.reserve(g.outputs.size());
-  for (const ir::Value* v : g.outputs) {
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    const ir::Value* v = g.outputs[k];
     const RValue* rv = scope.find(v);
     if (!rv) throw ModelError("graph output '" + v->name + "' was not computed");
+    // A sequence in this run's own slot is moved out at its last mention (the slots are emptied
+    // when the run ends): a Loop's carried sequence is not copied once per iteration.
+    auto slot = plan.slot_of.find(v);
+    const bool last = std::find(g.outputs.begin() + static_cast<std::ptrdiff_t>(k) + 1, g.outputs.end(), v) == g.outputs.end();
+    if (rv->kind == RValue::Kind::Sequence && last && slot != plan.slot_of.end() && scope.local(slot->second) == rv) {
+      out.push_back(std::move(scope.slots[static_cast<size_t>(slot->second)]));
+      continue;
+    }
     out.push_back(to_host(*rv));
   }
   return out;

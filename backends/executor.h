@@ -131,6 +131,9 @@ class Executor {
     std::vector<RValue> spare_slots;
     std::vector<char> spare_live;
     std::vector<std::vector<int32_t>> release_slots;  // release_after's values that have a slot
+    // Per node, bit j: input j is in a slot released right after the node and read by no other
+    // input of it (KernelContext::consumable_input).
+    std::vector<uint64_t> consumable;
     std::vector<const Kernel*> fused;
     std::vector<const ir::Value*> fused_out;
     std::vector<std::vector<const ir::Value*>> fused_in;  // FusedKernel::inputs (empty: the node's)

@@ -186,6 +186,9 @@ int64_t ThreadPool::chunks_for(int64_t n, int64_t cost_per_item) const {
   return chunks;
 }
 
+ThreadPool::InlineScope::InlineScope() : outer_(t_in_task) { t_in_task = true; }
+ThreadPool::InlineScope::~InlineScope() { t_in_task = outer_; }
+
 void ThreadPool::parallel_for(int64_t n, int64_t cost_per_item,
                               const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;

@@ -32,6 +32,19 @@ class ThreadPool {
   void parallel_for(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& f);
   ~ThreadPool();
 
+  /// While one lives, parallel_for on this thread runs inline: work done once when a graph is
+  /// planned does not start the workers of a process whose runs never split.
+  class InlineScope {
+   public:
+    InlineScope();
+    ~InlineScope();
+    InlineScope(const InlineScope&) = delete;
+    InlineScope& operator=(const InlineScope&) = delete;
+
+   private:
+    bool outer_;
+  };
+
  private:
   explicit ThreadPool(int threads);
   struct Impl;

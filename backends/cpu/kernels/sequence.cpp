@@ -54,7 +54,10 @@ void sequence_at(KernelContext& ctx) {
 }
 
 void sequence_insert(KernelContext& ctx) {
-  std::vector<ir::Tensor> s = seq_in(ctx, 0);
+  // The input sequence itself when nothing reads it afterwards (a Loop body that appends each
+  // step's result): a copy per step made collecting n steps cost n^2 / 2 tensor copies.
+  RValue* own = ctx.consumable_input(0);
+  std::vector<ir::Tensor> s = own && own->kind == RValue::Kind::Sequence ? std::move(own->seq) : seq_in(ctx, 0);
   const ir::Tensor& t = ctx.in(1);
   if (!s.empty() && s.front().dtype() != t.dtype())
     throw ModelError(ctx.node().describe() + ": inserting a " + ir::dtype_name(t.dtype()) + " tensor into a sequence of " +
