@@ -168,6 +168,27 @@ TEST_CASE("Sequence ops: construct, insert, at, erase, length") {
   CHECK(values(r[2].tensor) == std::vector<double>{2});
 }
 
+TEST_CASE("SequenceInsert extends a sequence in place only when no later node reads it") {
+  ModelBuilder b(13);
+  ir::Value* a = b.input("a", tensor<int64_t>({1}, {1}));
+  ir::Value* s = b.node("SequenceConstruct", {a}, {"s"})[0];
+  ir::Value* s2 = b.node("SequenceInsert", {s, a}, {"s2"})[0];   // s is read again below
+  ir::Value* s3 = b.node("SequenceInsert", {s2, a}, {"s3"})[0];  // s2 is not: taken over
+  ir::Value* t = b.node("SequenceConstruct", {a}, {"t"})[0];
+  ir::Value* t2 = b.node("SequenceInsert", {t, a}, {"t2"})[0];   // t is a graph output
+  b.output(b.node("SequenceLength", {s}, {"len_s"})[0]);
+  b.output(b.node("SequenceLength", {s3}, {"len_s3"})[0]);
+  b.output(t);
+  b.output(t2);
+  auto r = b.run();
+  CHECK(values(r[0].tensor) == std::vector<double>{1});
+  CHECK(values(r[1].tensor) == std::vector<double>{3});
+  REQUIRE(r[2].kind == RValue::Kind::Sequence);
+  CHECK(r[2].seq.size() == 1);
+  REQUIRE(r[3].kind == RValue::Kind::Sequence);
+  CHECK(r[3].seq.size() == 2);
+}
+
 TEST_CASE("SequenceAt out of range is a model error") {
   const RValue s = RValue::sequence({tensor<float>({1}, {1.f})});
   CHECK_THROWS_AS(OpTest("SequenceAt", 11).in(s).in(scalar<int64_t>(1)).run(), ModelError);
