@@ -75,6 +75,9 @@ class KernelContext {
   const Backend& backend() const { return backend_; }
   /// Number of threads of the process-wide pool.
   int num_threads() const;
+  /// Whether kernels keep copies derived from constant weights between runs
+  /// (ExecOptions::keep_weight_copies).
+  bool keeps_weight_copies() const;
   /// Runs f(begin, end) over [0, n) split into static chunks across the pool (deterministic
   /// partitioning for a fixed thread count). cost_per_item (rough ops) decides whether to split.
   void parallel_for(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& f) const;

@@ -34,7 +34,18 @@ struct ExecOptions {
   /// they are (NaN for floats), so a kernel that does not write every element shows in tests.
   /// MCC_POISON_OUTPUTS=1 sets it.
   bool poison_overwritten = false;
+  /// Kernels keep what they derive from a constant weight (packed GEMM panels, dequantized
+  /// MatMulNBits blocks) for the next runs. Off, they derive it on every run and free it after:
+  /// slower, but the process holds the model plus one layer's copy instead of two copies of every
+  /// weight (calibration and checks of large models, see lean_weight_copies).
+  bool keep_weight_copies = true;
 };
+
+/// Whether runs of this model that serve a stage (calibration, the self-check) should leave
+/// keep_weight_copies off: its initializers hold at least kLeanWeightBytes, where a second copy
+/// of its weights would dominate the process's memory (an LLM); small models keep the faster runs.
+constexpr int64_t kLeanWeightBytes = 64 << 20;
+bool lean_weight_copies(const ir::Model& model);
 
 /// Values visible while a graph runs; subgraph scopes chain to their parent.
 struct Scope {
@@ -68,6 +79,10 @@ class Executor {
   /// Called after every node for each of its outputs (per-layer diagnosis, tracing).
   using Observer = std::function<void(const ir::Node&, const ir::Value&, const RValue&)>;
   void set_observer(Observer o) { observer_ = std::move(o); }
+  /// Runs of the main graph end after node n (a node of the main graph; nullptr: run it all).
+  /// For an observer that needs only the values up to n: outputs not computed by then come
+  /// back empty (RValue{}) instead of failing.
+  void set_last_node(const ir::Node* n) { last_node_ = n; }
 
   const ir::Model& model() const { return model_; }
   /// Per-node accumulated wall time in seconds and run count, in first-run order (profile=true).
@@ -80,6 +95,7 @@ class Executor {
   /// The requested backend (nodes it does not support run on the cpu).
   const Backend& backend() const { return *backend_; }
   int threads() const;
+  const ExecOptions& options() const { return opts_; }
 
   /// What moving data between devices and falling back cost so far (all runs).
   struct Stats {
@@ -165,6 +181,7 @@ class Executor {
   std::unordered_map<const ir::Value*, RValue> device_initializers_;
   Stats stats_;
   Observer observer_;
+  const ir::Node* last_node_ = nullptr;
   std::vector<NodeTime> node_times_;
   std::unordered_map<const ir::Node*, size_t> node_time_index_;
   /// Buffers of released intermediates, by byte size (capped in bytes); allocate() takes the

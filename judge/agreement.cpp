@@ -77,6 +77,9 @@ std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir:
                      std::to_string(reference.graph->outputs.size()));
   backends::ExecOptions eo;
   eo.threads = in.threads;
+  // Both models' weights are held while the samples run: no second copy of them for speed when
+  // they are large (the reference is the float model).
+  eo.keep_weight_copies = !backends::lean_weight_copies(reference);
   backends::Executor exec(model, eo);
   backends::Executor ref_exec(reference, eo);
   std::vector<OutputAgreement> out(g.outputs.size());

@@ -8,6 +8,7 @@
 // Instruction sets the CPU lacks are reported, not run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -38,8 +39,10 @@ ir::Model matmul_model(const Case& c) {
 }
 
 std::vector<float> run_with(const ir::Model& m, const std::vector<std::pair<std::string, backends::RValue>>& feeds,
-                            int threads) {
-  backends::Executor ex(m, backends::ExecOptions{threads});
+                            int threads, bool keep_weight_copies = true) {
+  backends::ExecOptions o{threads};
+  o.keep_weight_copies = keep_weight_copies;
+  backends::Executor ex(m, o);
   const ir::Tensor y = ex.run(feeds).at(0).tensor;
   auto d = y.data<float>();
   return {d.begin(), d.end()};
@@ -124,4 +127,19 @@ TEST_CASE("f32 MatMul: switching to an instruction set the CPU lacks is refused 
   CHECK(backends::cpu::matmul_f32_use_isa(before));
   CHECK(backends::cpu::matmul_f32_isa() == before);
   CHECK(std::string(backends::cpu::matmul_isa_name(MatmulIsa::Avx2)) == "avx2");
+}
+
+TEST_CASE("f32 MatMul with a constant B not kept packed: bands of columns packed per run, the same bits") {
+  // N spans two 4096-column bands and ends in a partial panel; batches share the constant B.
+  const Case c{{2, 7, 40}, {40, 4096 + 100}, true};
+  const ir::Model m = matmul_model(c);
+  const auto feeds = test::random_feeds(m, 12);
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    const std::vector<float> kept = run_with(m, feeds, threads, true);
+    const std::vector<float> banded = run_with(m, feeds, threads, false);
+    REQUIRE(banded.size() == kept.size());
+    CHECK(std::memcmp(kept.data(), banded.data(), kept.size() * sizeof(float)) == 0);
+    CHECK(*std::max_element(banded.begin(), banded.end()) > 0);
+  }
 }

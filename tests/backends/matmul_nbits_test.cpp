@@ -224,8 +224,10 @@ double max_abs(const std::vector<double>& a, const std::vector<double>& b) {
   return d;
 }
 
-std::vector<ir::Tensor> run_mcc_cpu(const ir::Model& m, const Feeds& feeds, int threads) {
-  backends::Executor ex(m, backends::ExecOptions{threads});
+std::vector<ir::Tensor> run_mcc_cpu(const ir::Model& m, const Feeds& feeds, int threads, bool keep_weight_copies = true) {
+  backends::ExecOptions o{threads};
+  o.keep_weight_copies = keep_weight_copies;
+  backends::Executor ex(m, o);
   std::vector<ir::Tensor> out;
   for (auto& v : ex.run(feeds)) out.push_back(v.tensor);
   return out;
@@ -537,5 +539,23 @@ TEST_CASE("MatMulNBits refuses hostile inputs with a ModelError naming the node"
     Built b = build({.K = 70, .N = 8, .bias = true, .a_dims = {3, 70}, .seed = 92});
     nbits_node(b.model).inputs[5]->initializer = ir::Tensor::allocate(DType::F32, {7});
     expect(b, "bias must be f32 [8], got f32 [7]");
+  }
+}
+
+TEST_CASE("MatMulNBits without kept weight copies: dequantized a band of outputs at a time, the same product") {
+  // N spans two bands of 4096 outputs; bias and zero points index across the band boundary.
+  const Spec s{.K = 48, .N = 4096 + 72, .zp = Zp::Packed, .bias = true, .a_dims = {5, 48}, .seed = 123};
+  const Built b = build(s);
+  const Reference ref = reference(s, b);
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    const auto kept = run_mcc_cpu(b.model, b.feeds, threads, true);
+    const auto banded = run_mcc_cpu(b.model, b.feeds, threads, false);
+    REQUIRE(banded.size() == 1);
+    CHECK(banded[0].dims() == kept[0].dims());
+    const std::vector<double> got = values(banded[0]);
+    INFO("banded vs dequantized product: max |diff| " << max_abs(got, ref.y));
+    CHECK(excess(got, ref.y, ref.magnitude, s.dt) <= 1.0);
+    CHECK(excess(got, values(kept[0]), ref.magnitude, s.dt) <= 1.0);
   }
 }

@@ -75,36 +75,63 @@ struct SiteStats {
   int64_t sampled() const { return std::min(seen, kMaxRows); }
 };
 
-/// The site's distinct reader weights as [K, N] matrices (a transB Gemm's [N, K] transposed).
-std::vector<RowMajorF> reader_weights(const ScaleSite& s) {
-  std::vector<RowMajorF> out;
+/// The site's distinct reader weights as [K, N] matrices: views of the initializers, or for a
+/// transB Gemm's [N, K] weight a transposed copy.
+struct ReaderWeights {
+  std::vector<RowMajorF> transposed;  // storage of the copies
+  std::vector<Eigen::Map<const RowMajorF>> views;
+};
+
+ReaderWeights reader_weights(const ScaleSite& s) {
+  ReaderWeights out;
+  std::vector<const ir::Node*> distinct;
   std::set<const ir::Value*> seen;
-  for (const ir::Node* r : s.readers) {
-    if (!seen.insert(r->input(1)).second) continue;
+  for (const ir::Node* r : s.readers)
+    if (seen.insert(r->input(1)).second) distinct.push_back(r);
+  out.transposed.reserve(distinct.size());  // no reallocation: the views point into it
+  for (const ir::Node* r : distinct) {
     const ir::Tensor& w = *r->input(1)->initializer;
     const Eigen::Map<const RowMajorF> m(w.data<float>().data(), w.dims()[0], w.dims()[1]);
-    out.push_back(transposed_weight(*r) ? RowMajorF(m.transpose()) : RowMajorF(m));
+    if (!transposed_weight(*r)) {
+      out.views.push_back(m);
+      continue;
+    }
+    out.transposed.push_back(m.transpose());
+    const RowMajorF& t = out.transposed.back();
+    out.views.emplace_back(t.data(), t.rows(), t.cols());
   }
   return out;
 }
 
+/// Columns per chunk of quantized_error: a wide weight (an LM head [576, 49152]) is scaled,
+/// quantized and compared a chunk at a time instead of in three whole-matrix copies.
+constexpr int64_t kErrorColumns = 2048;
+
 /// Squared output error on the sampled rows X of the readers' weights scaled by s, quantized, and
 /// scaled back: sum over weights of ||X (W - diag(1/s) Q(diag(s) W))||^2.
-double quantized_error(const RowMajorF& X, const std::vector<RowMajorF>& weights, const std::vector<float>& s,
-                       const BlockFormat& f) {
+double quantized_error(const RowMajorF& X, const std::vector<Eigen::Map<const RowMajorF>>& weights,
+                       const std::vector<float>& s, const BlockFormat& f) {
   double err = 0;
-  for (const RowMajorF& W : weights) {
-    const int64_t K = W.rows(), N = W.cols();
-    RowMajorF scaled = W;
-    for (int64_t j = 0; j < K; ++j) scaled.row(j) *= s[static_cast<size_t>(j)];
-    const BlockQuantized q = rtn_quantize(scaled.data(), K, N, f);
-    RowMajorF D(K, N);
-    for (int64_t j = 0; j < K; ++j) {
-      const float inv = 1.0f / s[static_cast<size_t>(j)];
-      for (int64_t n = 0; n < N; ++n) D(j, n) = W(j, n) - dequantized(q, j, n, f.block_size) * inv;
+  for (const auto& W : weights) {
+    const int64_t K = W.rows(), N = W.cols(), blocks = (K + f.block_size - 1) / f.block_size;
+    for (int64_t n0 = 0; n0 < N; n0 += kErrorColumns) {
+      const int64_t cols = std::min(kErrorColumns, N - n0);
+      RowMajorF scaled = W.middleCols(n0, cols);
+      for (int64_t j = 0; j < K; ++j) scaled.row(j) *= s[static_cast<size_t>(j)];
+      RowMajorF D(K, cols);
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t k0 = b * f.block_size, rows = std::min(f.block_size, K - k0);
+        for (int64_t c = 0; c < cols; ++c) {
+          const BlockParams p = block_params(&scaled(k0, c), rows, cols, f);
+          for (int64_t j = k0; j < k0 + rows; ++j) {
+            const float dq = static_cast<float>(block_code(scaled(j, c), p, f) - p.zero_point) * p.scale;
+            D(j, c) = W(j, n0 + c) - dq * (1.0f / s[static_cast<size_t>(j)]);
+          }
+        }
+      }
+      const RowMajorF E = X * D;
+      err += static_cast<double>(E.squaredNorm());
     }
-    const RowMajorF E = X * D;
-    err += static_cast<double>(E.squaredNorm());
   }
   return err;
 }
@@ -141,7 +168,8 @@ SiteChoice search_site(const ScaleSite& s, const SiteStats& st, const BlockForma
   std::vector<double> mean_abs(st.abs_sum.size());
   for (size_t j = 0; j < mean_abs.size(); ++j) mean_abs[j] = st.abs_sum[j] / static_cast<double>(st.seen);
   const RowMajorF X = st.rows.topRows(st.sampled());
-  const std::vector<RowMajorF> weights = reader_weights(s);
+  const ReaderWeights readers = reader_weights(s);
+  const auto& weights = readers.views;
   c.plain = c.error = quantized_error(X, weights, awq_scales(mean_abs, 0), f);
   for (int k = 1; k < grid; ++k) {
     const double alpha = static_cast<double>(k) / grid;
@@ -158,7 +186,7 @@ SiteChoice search_site(const ScaleSite& s, const SiteStats& st, const BlockForma
   if (clip) {
     RowMajorF Xs = X;  // X / s
     for (int64_t j = 0; j < Xs.cols(); ++j) Xs.col(j) /= c.scales[static_cast<size_t>(j)];
-    for (const RowMajorF& W : weights) {
+    for (const auto& W : weights) {
       RowMajorF Ws = W;  // diag(s) W
       for (int64_t j = 0; j < Ws.rows(); ++j) Ws.row(j) *= c.scales[static_cast<size_t>(j)];
       c.clips.push_back(search_clip(Ws, Xs, f));

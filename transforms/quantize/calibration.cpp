@@ -506,6 +506,26 @@ std::vector<std::string> held_back_sample_dirs(const std::string& dir, size_t ho
   return dirs;
 }
 
+namespace {
+
+/// The last node of g (in its order) producing a watched tensor; nullptr when a watched tensor
+/// is produced inside a subgraph only or no watched tensor has a producer (run everything).
+const ir::Node* last_producer(const ir::Graph& g, const std::vector<std::string>& watch, const CalibrationConfig& cfg) {
+  std::set<const ir::Node*> producers;
+  for (const auto* names : {&watch, &cfg.channel_watch, &cfg.per_channel_watch, &cfg.tap_watch})
+    for (const auto& name : *names)
+      if (const ir::Value* v = g.find_value(name); v && v->producer) {
+        if (v->producer->owner != &g) return nullptr;
+        producers.insert(v->producer);
+      }
+  const ir::Node* last = nullptr;
+  for (const ir::Node* n : g.nodes())
+    if (producers.count(n)) last = n;
+  return last;
+}
+
+}  // namespace
+
 CalibrationResult calibrate(const ir::Model& model, const std::vector<std::string>& watch, const CalibrationConfig& cfg) {
   const std::vector<std::string> dirs = calibration_sample_dirs(cfg.data_dir, cfg.max_samples, cfg.holdout);
   CalibrationResult res;
@@ -572,10 +592,12 @@ CalibrationResult calibrate(const ir::Model& model, const std::vector<std::strin
 
   backends::ExecOptions eo;
   eo.threads = cfg.threads;
+  eo.keep_weight_copies = !backends::lean_weight_copies(model);
   backends::Executor ex(model, eo);
   ex.set_observer([&](const ir::Node&, const ir::Value& v, const backends::RValue& r) {
     if (r.kind == backends::RValue::Kind::Tensor && r.tensor.defined()) observe(v, r.tensor);
   });
+  if (cfg.stop_after_watched) ex.set_last_node(last_producer(g, watch, cfg));
   for (size_t i = 0; i < dirs.size(); ++i) {
     ir::BoundSample s = ir::bind_sample(g, ir::load_sample(dirs[i], false));
     std::vector<std::pair<std::string, backends::RValue>> feeds;

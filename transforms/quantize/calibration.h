@@ -98,6 +98,9 @@ struct CalibrationConfig {
   /// keeps itself (layer-input Hessians for GPTQ, per-channel maxima for SmoothQuant).
   std::vector<std::string> tap_watch;
   std::function<void(const std::string& name, const ir::Tensor& t)> tap;
+  /// Each sample's run ends once every watched tensor has been produced (the rest of the graph
+  /// is not run): for a pass that collects the statistics of a model's first layers only.
+  bool stop_after_watched = false;
 };
 
 /// Streaming per-channel moments along axis 1: sums in double, memory constant in samples.

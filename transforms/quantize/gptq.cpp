@@ -17,8 +17,7 @@ void HessianAccumulator::add(const float* x, int64_t rows, int64_t width) {
   if (rows <= 0) return;
   const Eigen::Map<const RowMajorF> X(x, rows, width);
   // One float product per chunk of rows (fast), accumulated in double across chunks and samples.
-  const Eigen::MatrixXf part = X.transpose() * X;
-  H += part.cast<double>();
+  H.noalias() += X.transpose() * X;
   tokens += rows;
 }
 
@@ -45,11 +44,31 @@ Eigen::MatrixXd inverse_cholesky_upper(Eigen::MatrixXd H, double damp) {
 
 }  // namespace
 
+namespace {
+
+/// Columns per chunk: GPTQ treats every output column on its own (the updates along K mix rows,
+/// never columns), so a wide weight (an LM head [576, 49152]) is worked through in chunks and
+/// only one chunk's double-precision copy is held at a time.
+constexpr int64_t kColumnChunk = 2048;
+
+/// tr(D^T H D) of the [K, cols] difference D (row-major), one chunk's share of a proxy loss.
+double chunk_loss(const RowMajorD& D, const Eigen::MatrixXd& H) {
+  return (H * D).cwiseProduct(D).sum();
+}
+
+}  // namespace
+
 double proxy_loss(const float* w, const BlockQuantized& q, int64_t block_size, const Eigen::MatrixXd& H) {
-  Eigen::MatrixXd D(q.K, q.N);
-  for (int64_t k = 0; k < q.K; ++k)
-    for (int64_t n = 0; n < q.N; ++n) D(k, n) = static_cast<double>(w[k * q.N + n]) - dequantized(q, k, n, block_size);
-  return (D.transpose() * H * D).trace();
+  double loss = 0;
+  for (int64_t n0 = 0; n0 < q.N; n0 += kColumnChunk) {
+    const int64_t cols = std::min(kColumnChunk, q.N - n0);
+    RowMajorD D(q.K, cols);
+    for (int64_t k = 0; k < q.K; ++k)
+      for (int64_t c = 0; c < cols; ++c)
+        D(k, c) = static_cast<double>(w[k * q.N + n0 + c]) - dequantized(q, k, n0 + c, block_size);
+    loss += chunk_loss(D, H);
+  }
+  return loss;
 }
 
 GptqResult gptq_quantize(const float* w, int64_t K, int64_t N, const Eigen::MatrixXd& H, const BlockFormat& f,
@@ -70,60 +89,83 @@ GptqResult gptq_quantize(const float* w, int64_t K, int64_t N, const Eigen::Matr
   if (o.act_order)
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return H(a, a) > H(b, b); });
   Eigen::MatrixXd Hp(K, K);
-  RowMajorD W(K, N);  // rows in processing order
-  for (int64_t i = 0; i < K; ++i) {
-    for (int64_t j = 0; j < K; ++j) Hp(i, j) = H(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
-    for (int64_t n = 0; n < N; ++n) W(i, n) = w[order[static_cast<size_t>(i)] * N + n];
-  }
   for (int64_t i = 0; i < K; ++i)
-    if (H(order[static_cast<size_t>(i)], order[static_cast<size_t>(i)]) == 0) W.row(i).setZero();
+    for (int64_t j = 0; j < K; ++j) Hp(i, j) = H(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
   const Eigen::MatrixXd U = inverse_cholesky_upper(Hp, o.damp);
+  Hp.resize(0, 0);
 
-  std::vector<bool> have_params(static_cast<size_t>(blocks), false);
-  // Block b's parameters from `rows` rows of N values starting at `src` (row-major).
-  auto set_block_params = [&](int64_t b, const float* src) {
+  // Block b's parameters for columns [n0, n0 + cols) from `rows` rows starting at `src`, whose
+  // element (r, c) is src[r * stride + c].
+  auto set_block_params = [&](int64_t b, int64_t n0, int64_t cols, const float* src, int64_t stride) {
     const int64_t rows = std::min(f.block_size, K - b * f.block_size);
-    for (int64_t n = 0; n < N; ++n) {
-      const BlockParams p = block_params(src + n, rows, N, f);
-      q.scale[static_cast<size_t>(b * N + n)] = p.scale;
-      q.zero_point[static_cast<size_t>(b * N + n)] = p.zero_point;
+    for (int64_t c = 0; c < cols; ++c) {
+      const BlockParams p = block_params(src + c, rows, stride, f);
+      q.scale[static_cast<size_t>(b * N + n0 + c)] = p.scale;
+      q.zero_point[static_cast<size_t>(b * N + n0 + c)] = p.zero_point;
     }
-    have_params[static_cast<size_t>(b)] = true;
   };
   if (o.act_order)  // static blocks: parameters from the float weights, in K order
-    for (int64_t b = 0; b < blocks; ++b) set_block_params(b, w + b * f.block_size * N);
+    for (int64_t b = 0; b < blocks; ++b) set_block_params(b, 0, N, w + b * f.block_size * N, N);
 
   std::vector<float> block_rows;  // one block's rows as updated so far (natural order only)
-  for (int64_t i1 = 0; i1 < K; i1 += o.lazy_block) {
-    const int64_t i2 = std::min(K, i1 + o.lazy_block), count = i2 - i1;
-    RowMajorD Err(count, N);
-    for (int64_t i = i1; i < i2; ++i) {
-      const int64_t k = order[static_cast<size_t>(i)], b = k / f.block_size;
-      if (!have_params[static_cast<size_t>(b)]) {
-        // Natural order: row i = k is the block's first row.
-        const int64_t rows = std::min(f.block_size, K - k);
-        block_rows.resize(static_cast<size_t>(rows * N));
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t n = 0; n < N; ++n) block_rows[static_cast<size_t>(r * N + n)] = static_cast<float>(W(i + r, n));
-        set_block_params(b, block_rows.data());
-      }
-      const double d = U(i, i);
-      for (int64_t n = 0; n < N; ++n) {
-        const size_t bi = static_cast<size_t>(b * N + n);
-        const BlockParams p{q.scale[bi], q.zero_point[bi]};
-        const int32_t c = block_code(static_cast<float>(W(i, n)), p, f);
-        q.codes[static_cast<size_t>(k * N + n)] = c;
-        const double dq = static_cast<double>(static_cast<float>(c - p.zero_point) * p.scale);
-        Err(i - i1, n) = (W(i, n) - dq) / d;
-      }
-      // Within the batch: update the remaining rows now.
-      for (int64_t j = i + 1; j < i2; ++j) W.row(j) -= U(i, j) * Err.row(i - i1);
+  for (int64_t n0 = 0; n0 < N; n0 += kColumnChunk) {
+    const int64_t cols = std::min(kColumnChunk, N - n0);
+    RowMajorD W(K, cols);  // rows in processing order
+    for (int64_t i = 0; i < K; ++i) {
+      const int64_t k = order[static_cast<size_t>(i)];
+      if (H(k, k) == 0) W.row(i).setZero();
+      else
+        for (int64_t c = 0; c < cols; ++c) W(i, c) = w[k * N + n0 + c];
     }
-    // The rows after the batch: one product.
-    if (i2 < K) W.bottomRows(K - i2).noalias() -= U.block(i1, i2, count, K - i2).transpose() * Err;
+    std::vector<bool> have_params(static_cast<size_t>(blocks), o.act_order);
+    for (int64_t i1 = 0; i1 < K; i1 += o.lazy_block) {
+      const int64_t i2 = std::min(K, i1 + o.lazy_block), count = i2 - i1;
+      RowMajorD Err(count, cols);
+      for (int64_t i = i1; i < i2; ++i) {
+        const int64_t k = order[static_cast<size_t>(i)], b = k / f.block_size;
+        if (!have_params[static_cast<size_t>(b)]) {
+          // Natural order: row i = k is the block's first row.
+          const int64_t rows = std::min(f.block_size, K - k);
+          block_rows.resize(static_cast<size_t>(rows * cols));
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c) block_rows[static_cast<size_t>(r * cols + c)] = static_cast<float>(W(i + r, c));
+          set_block_params(b, n0, cols, block_rows.data(), cols);
+          have_params[static_cast<size_t>(b)] = true;
+        }
+        const double d = U(i, i);
+        for (int64_t c = 0; c < cols; ++c) {
+          const size_t bi = static_cast<size_t>(b * N + n0 + c);
+          const BlockParams p{q.scale[bi], q.zero_point[bi]};
+          const int32_t code = block_code(static_cast<float>(W(i, c)), p, f);
+          q.codes[static_cast<size_t>(k * N + n0 + c)] = code;
+          const double dq = static_cast<double>(static_cast<float>(code - p.zero_point) * p.scale);
+          Err(i - i1, c) = (W(i, c) - dq) / d;
+        }
+        // Within the batch: update the remaining rows now.
+        for (int64_t j = i + 1; j < i2; ++j) W.row(j) -= U(i, j) * Err.row(i - i1);
+      }
+      // The rows after the batch: one product.
+      if (i2 < K) W.bottomRows(K - i2).noalias() -= U.block(i1, i2, count, K - i2).transpose() * Err;
+    }
   }
   res.loss = proxy_loss(w, q, f.block_size, H);
-  res.rtn_loss = proxy_loss(w, rtn_quantize(w, K, N, f), f.block_size, H);
+  // Round to nearest on the same H, a chunk of columns at a time (its codes are not kept).
+  for (int64_t n0 = 0; n0 < N; n0 += kColumnChunk) {
+    const int64_t cols = std::min(kColumnChunk, N - n0);
+    RowMajorD D(K, cols);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t k0 = b * f.block_size, rows = std::min(f.block_size, K - k0);
+      for (int64_t c = 0; c < cols; ++c) {
+        const float* src = w + k0 * N + n0 + c;
+        const BlockParams p = block_params(src, rows, N, f);
+        for (int64_t r = 0; r < rows; ++r) {
+          const float x = src[r * N];
+          D(k0 + r, c) = static_cast<double>(x) - static_cast<double>(static_cast<float>(block_code(x, p, f) - p.zero_point) * p.scale);
+        }
+      }
+    }
+    res.rtn_loss += chunk_loss(D, H);
+  }
   return res;
 }
 

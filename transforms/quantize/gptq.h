@@ -30,11 +30,16 @@ struct GptqOptions {
 };
 
 /// Running H = sum over tokens of x x^T for one layer input of width K (x: rows of length K).
+/// Held in float32 (4 K^2 bytes: what bounds how many layers one calibration pass collects); each
+/// added chunk's product is a float GEMM, so double storage would only round the sum of a few
+/// hundred partial sums more finely, far below GPTQ's damping.
 struct HessianAccumulator {
-  explicit HessianAccumulator(int64_t k) : H(Eigen::MatrixXd::Zero(k, k)) {}
+  explicit HessianAccumulator(int64_t k) : H(Eigen::MatrixXf::Zero(k, k)) {}
   /// Adds `rows` rows of K floats (row-major); throws ModelError when the width is not K.
   void add(const float* x, int64_t rows, int64_t width);
-  Eigen::MatrixXd H;
+  /// H in double, as gptq_quantize takes it.
+  Eigen::MatrixXd hessian() const { return H.cast<double>(); }
+  Eigen::MatrixXf H;
   int64_t tokens = 0;
 };
 

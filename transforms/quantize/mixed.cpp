@@ -99,6 +99,7 @@ OutputProbe::OutputProbe(const ir::Model& float_model, const std::vector<std::st
   backends::ExecOptions eo;
   eo.threads = threads_;
   eo.fuse = false;  // node by node, as the candidates below are run
+  eo.keep_weight_copies = !backends::lean_weight_copies(float_model);
   backends::Executor ex(float_model, eo);
   for (const auto& d : sample_dirs) {
     ir::BoundSample s = ir::bind_sample(*float_model.graph, ir::load_sample(d, false));
@@ -143,6 +144,7 @@ double OutputProbe::mean_cosine(const Plan& plan) {
   // Node by node: the QDQ reference semantics, so the choices do not depend on the cpu backend's
   // fused integer kernels (their results may differ by one unit where a value lies near a tie).
   eo.fuse = false;
+  eo.keep_weight_copies = !backends::lean_weight_copies(m);
   backends::Executor ex(m, eo);
   double sum = 0;
   int64_t n = 0;

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "ir/errors.h"
@@ -41,10 +43,11 @@ QPoint rtn_point(const ir::Value& w, const BlockFormat& f) {
   return p;
 }
 
-/// Layer-input Hessians over the calibration samples, by input tensor name.
+/// Layer-input Hessians over the calibration samples, by input tensor name. With `stop_early`,
+/// each sample's run ends once the last of these inputs has been produced.
 std::map<std::string, HessianAccumulator> collect_hessians(const ir::Model& model, const std::vector<Candidate>& kept,
                                                            const Config& cfg, const PassContext& ctx, json& calib_record,
-                                                           int64_t& samples) {
+                                                           int64_t& samples, bool stop_early = false) {
   std::map<std::string, HessianAccumulator> hess;
   std::vector<std::string> inputs;
   for (const Candidate& c : kept) {
@@ -57,6 +60,7 @@ std::map<std::string, HessianAccumulator> collect_hessians(const ir::Model& mode
   CalibrationConfig cc = calibration_config(cfg, ctx, "algorithm=gptq needs calibration data for the inputs of " +
                                                           std::to_string(kept.size()) + " MatMul layers");
   cc.tap_watch = inputs;
+  cc.stop_after_watched = stop_early;
   cc.tap = [&](const std::string& name, const ir::Tensor& t) {
     if (t.dtype() != ir::DType::F32 || t.rank() < 1) throw ModelError("the input '" + name + "' of a MatMul is not float32");
     HessianAccumulator& h = hess.at(name);
@@ -91,6 +95,59 @@ std::vector<std::string> lm_head_weights(const ir::Model& model, const std::vect
 }
 
 }  // namespace
+
+int64_t hessian_budget(const ir::Model& model) {
+  return std::max<int64_t>(int64_t{64} << 20, ir::count_initializer_bytes(*model.graph) / 4);
+}
+
+std::vector<std::vector<Candidate>> gptq_groups(const ir::Model& model, const std::vector<Candidate>& kept, int64_t budget) {
+  // Clusters: union-find over layers joined by a common weight or input.
+  const size_t n = kept.size();
+  std::vector<size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), size_t{0});
+  std::function<size_t(size_t)> root = [&](size_t i) { return parent[i] == i ? i : parent[i] = root(parent[i]); };
+  std::map<const ir::Value*, size_t> first_by_value;
+  for (size_t i = 0; i < n; ++i)
+    for (const ir::Value* v : {kept[i].node->input(0), kept[i].node->input(1)}) {
+      auto [it, fresh] = first_by_value.emplace(v, i);
+      if (!fresh) parent[root(i)] = root(it->second);
+    }
+  std::map<const ir::Node*, size_t> position;
+  for (const ir::Node* node : model.graph->nodes()) position.emplace(node, position.size());
+  auto pos = [&](const Candidate& c) {
+    const ir::Node* p = c.node->input(0)->producer;
+    const auto it = p ? position.find(p) : position.end();
+    return it == position.end() ? size_t{0} : it->second;
+  };
+  struct Cluster { size_t last = 0, first_layer = 0; int64_t bytes = 0; std::vector<size_t> layers; std::set<const ir::Value*> inputs; };
+  std::map<size_t, Cluster> by_root;
+  for (size_t i = 0; i < n; ++i) {
+    Cluster& c = by_root[root(i)];
+    if (c.layers.empty()) c.first_layer = i;
+    c.layers.push_back(i);
+    c.last = std::max(c.last, pos(kept[i]));
+    if (c.inputs.insert(kept[i].node->input(0)).second) {
+      const int64_t k = kept[i].node->input(1)->initializer->dims()[0];
+      c.bytes += 4 * k * k;
+    }
+  }
+  std::vector<Cluster*> order;
+  for (auto& [r, c] : by_root) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(), [](const Cluster* a, const Cluster* b) {
+    return a->last != b->last ? a->last < b->last : a->first_layer < b->first_layer;
+  });
+  std::vector<std::vector<Candidate>> groups;
+  int64_t held = 0;
+  for (const Cluster* c : order) {
+    if (groups.empty() || held + c->bytes > budget) {
+      groups.emplace_back();
+      held = 0;
+    }
+    held += c->bytes;
+    for (size_t i : c->layers) groups.back().push_back(kept[i]);
+  }
+  return groups;
+}
 
 BlockFormat block_format(const WeightOnlyConfig& w) {
   BlockFormat f;
@@ -130,8 +187,7 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
   std::map<std::string, HessianAccumulator> hess;
   // Mixed bits weigh rounding errors by the calibration inputs when there are any.
   const bool mixed = f.bits == 4 && wc.ratio < 1;
-  if (wc.gptq || (mixed && !cfg.calib.empty()))
-    hess = collect_hessians(model, kept, cfg, ctx, res.gptq["calibration"], res.samples);
+  if (mixed && !cfg.calib.empty()) hess = collect_hessians(model, kept, cfg, ctx, res.gptq["calibration"], res.samples);
   // Mixed 4/8 bits: the weights whose 4-bit rounding costs most become 8-bit (mixed_bits.h).
   std::set<std::string> eight_bit;
   if (mixed) {
@@ -154,7 +210,7 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
         for (const Candidate& r : kept)
           if (r.node->input(1) == &w && seen.insert(r.node->input(0)->name).second) {
             const HessianAccumulator& h = hess.at(r.node->input(0)->name);
-            d += h.H.diagonal();
+            d += h.H.diagonal().cast<double>();
             tokens += h.tokens;
           }
         mean_square[w.name] = tokens ? Eigen::VectorXd(d / static_cast<double>(tokens)) : d;
@@ -181,24 +237,24 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
   go.damp = wc.damp;
   go.act_order = wc.act_order;
   go.lazy_block = wc.lazy_block;
-  json losses = json::array();
-  Points& pts = res.points;
-  for (const Candidate& c : kept) {
-    const ir::Value& w = *c.node->input(1);
-    if (const auto it = pts.weight.find(w.name); it != pts.weight.end()) {
-      pts.points[it->second].consumers.push_back(node_label(*c.node));
-      continue;
-    }
-    QPoint p;
-    const BlockFormat& fw = eight_bit.count(w.name) ? f8 : fine_blocks.count(w.name) ? fine : f;
-    if (wc.gptq) {
+  auto format_of = [&](const ir::Value& w) -> const BlockFormat& {
+    return eight_bit.count(w.name) ? f8 : fine_blocks.count(w.name) ? fine : f;
+  };
+  // GPTQ points (codes packed as they are made) and their loss records, by weight name.
+  std::map<std::string, std::pair<QPoint, json>> gptq_done;
+  auto gptq_layers = [&](const std::vector<Candidate>& layers, const std::map<std::string, HessianAccumulator>& h) {
+    for (const Candidate& c : layers) {
+      const ir::Value& w = *c.node->input(1);
+      if (gptq_done.count(w.name)) continue;
       const ir::Tensor& t = *w.initializer;
       const int64_t K = t.dims()[0], N = t.dims()[1];
       Eigen::MatrixXd H = Eigen::MatrixXd::Zero(K, K);
       std::set<std::string> seen;  // each input once, whichever readers share it
       for (const Candidate& r : kept)
-        if (r.node->input(1) == &w && seen.insert(r.node->input(0)->name).second) H += hess.at(r.node->input(0)->name).H;
+        if (r.node->input(1) == &w && seen.insert(r.node->input(0)->name).second) H += h.at(r.node->input(0)->name).H.cast<double>();
+      const BlockFormat& fw = format_of(w);
       GptqResult q = gptq_quantize(t.data<float>().data(), K, N, H, fw, go);
+      QPoint p;
       p.tensor = w.name;
       p.role = Role::Weight;
       p.dtype = fw.dtype();
@@ -208,8 +264,40 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
       p.scale = std::move(q.q.scale);
       p.zero_point = std::move(q.q.zero_point);
       p.method = "gptq";
-      losses.push_back({{"weight", w.name}, {"loss", q.loss}, {"rtn_loss", q.rtn_loss},
-                        {"ratio", q.rtn_loss > 0 ? q.loss / q.rtn_loss : 1.0}});
+      json loss = {{"weight", w.name}, {"loss", q.loss}, {"rtn_loss", q.rtn_loss},
+                   {"ratio", q.rtn_loss > 0 ? q.loss / q.rtn_loss : 1.0}};
+      gptq_done.emplace(w.name, std::make_pair(std::move(p), std::move(loss)));
+    }
+  };
+  if (wc.gptq && !hess.empty()) {
+    gptq_layers(kept, hess);
+  } else if (wc.gptq) {
+    // Streamed: one calibration pass per group of layers, each group's Hessians dropped once its
+    // weights are quantized, so they never all exist at once. The codes do not depend on the
+    // grouping: every Hessian sums the same samples.
+    const std::vector<std::vector<Candidate>> groups = gptq_groups(model, kept, hessian_budget(model));
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      if (groups.size() > 1)
+        spdlog::info("quantize: gptq: pass {} of {} ({} layers)", gi + 1, groups.size(), groups[gi].size());
+      gptq_layers(groups[gi], collect_hessians(model, groups[gi], cfg, ctx, res.gptq["calibration"], res.samples,
+                                               groups.size() > 1));
+    }
+  }
+  hess.clear();
+  json losses = json::array();
+  Points& pts = res.points;
+  for (const Candidate& c : kept) {
+    const ir::Value& w = *c.node->input(1);
+    if (const auto it = pts.weight.find(w.name); it != pts.weight.end()) {
+      pts.points[it->second].consumers.push_back(node_label(*c.node));
+      continue;
+    }
+    QPoint p;
+    const BlockFormat& fw = format_of(w);
+    if (wc.gptq) {
+      auto& [point, loss] = gptq_done.at(w.name);
+      p = std::move(point);
+      losses.push_back(std::move(loss));
     } else {
       p = rtn_point(w, fw);
     }

@@ -8,7 +8,9 @@
 //   algorithm=gptq  (quantize/gptq.h) the calibration samples run through the float model; the
 //                   Hessian X^T X of every quantized layer's input is accumulated (one per input
 //                   tensor, shared by the layers reading it; a weight read by several layers sums
-//                   theirs) and GPTQ chooses codes that compensate rounding error. The codes are
+//                   theirs) and GPTQ chooses codes that compensate rounding error. Hessians of
+//                   more than hessian_budget bytes are collected in several passes, each ending
+//                   at its last layer and quantizing its layers before the next (gptq_groups). The codes are
 //                   recorded (base64, in the point), so --state replays without data.
 // ratio=R < 1 with bits=4 (quantize/mixed_bits.h): the weights whose 4-bit rounding costs most
 // (weighted by the calibration inputs' mean squares under gptq) become 8-bit blocks until at
@@ -54,6 +56,19 @@ std::string weight_only_refusal(const Candidate& c);
 /// The block-wise weight points of the selection (refused nodes move to sel.skipped), their
 /// codes computed by RTN or GPTQ (which runs calibration: UsageError without calib=DIR).
 WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, const Config& cfg, const PassContext& ctx);
+
+/// Bytes the layer-input Hessians of one GPTQ calibration pass may hold: a quarter of the model's
+/// initializers, at least 64 MiB. Layers whose Hessians together exceed it are collected in
+/// several passes (gptq_groups), so GPTQ's memory is bounded by the model, not by its depth.
+int64_t hessian_budget(const ir::Model& model);
+
+/// The layers `kept` split into groups for GPTQ calibration passes, in graph order of their inputs.
+/// Layers sharing a weight or an input stay in one group (a weight's Hessian sums those of all its
+/// inputs); a group closes when the next cluster's Hessians (4 K^2 bytes per distinct input)
+/// would take it past `budget` (a cluster larger than the budget is a group of its own). Each
+/// pass ends at the last of its group's inputs, so the passes together cost about half a full
+/// pass per group. The codes do not depend on the grouping.
+std::vector<std::vector<Candidate>> gptq_groups(const ir::Model& model, const std::vector<Candidate>& kept, int64_t budget);
 
 /// Raises plan's opset to 21 and IR version to 10 for the QDQ form (UnsupportedError when an op
 /// blocks it); the MatMulNBits form keeps them.

@@ -141,6 +141,10 @@ struct PackedCache {
   PackedB b;
 };
 
+// Columns of B packed at a time when the packed copy is not kept (ExecOptions::keep_weight_copies
+// off): a multiple of the 32-column panel.
+constexpr int64_t kTransientPackColumns = 4096;
+
 // Whether the packed-panel GEMM runs an f32 MatMul of this shape (it then writes every output).
 bool matmul_packed_applies(const MatMulShape& s) {
   return matmul_f32_available() && s.N >= 16 && s.batch_count > 0 && s.M > 0;
@@ -151,19 +155,26 @@ void matmul_run_packed(const KernelContext& ctx, const MatMulShape& s, const flo
                        const float* b, float* y, PackedCache* cache) {
   const int64_t M = s.M, N = s.N, K = s.K;
   if (s.b_shared) {
-    PackedB local;
-    const PackedB* pb = &local;
     if (cache) {
-      std::lock_guard<std::mutex> lock(cache->mu);
-      if (!cache->ready) {
-        pack_b_f32(b, N, K, N, cache->b);
-        cache->ready = true;
+      {
+        std::lock_guard<std::mutex> lock(cache->mu);
+        if (!cache->ready) {
+          pack_b_f32(b, N, K, N, cache->b);
+          cache->ready = true;
+        }
       }
-      pb = &cache->b;
-    } else {
-      pack_b_f32(b, N, K, N, local);
+      matmul_packed_f32(ctx, s.batch_count * M, a, K, cache->b, y, N);
+      return;
     }
-    matmul_packed_f32(ctx, s.batch_count * M, a, K, *pb, y, N);
+    // Not kept: packed a band of columns at a time (an LM head's [576, 49152] weight would
+    // otherwise need a second whole copy on every run). Bands are whole panels, so every output
+    // is computed as in one call.
+    PackedB band;
+    for (int64_t n0 = 0; n0 < N; n0 += kTransientPackColumns) {
+      const int64_t cols = std::min(kTransientPackColumns, N - n0);
+      pack_b_f32(b + n0, N, K, cols, band);
+      matmul_packed_f32(ctx, s.batch_count * M, a, K, band, y + n0, N);
+    }
     return;
   }
   const int threads = ctx.num_threads();
@@ -230,7 +241,7 @@ Kernel make_matmul(const ir::Node& node) {
     if (a.dtype() == DType::F32 && matmul_packed_applies(s)) {
       ir::Tensor& y = ctx.alloc_output_overwritten(0, a.dtype(), s.out_dims);
       matmul_run_packed(ctx, s, a.data<float>().data(), b.data<float>().data(),
-                        y.mutable_data<float>().data(), cache.get());
+                        y.mutable_data<float>().data(), ctx.keeps_weight_copies() ? cache.get() : nullptr);
       return;
     }
     ir::Tensor& y = ctx.alloc_output(0, a.dtype(), s.out_dims);
@@ -313,7 +324,8 @@ Kernel make_gemm(const ir::Node& node) {
                          "]");
       c_strides = broadcast_strides(c.dims(), out);
     }
-    if (gemm_run_packed(ctx, a, b, ta, tb, alpha, beta, g, c_strides, cache.get())) return;
+    if (gemm_run_packed(ctx, a, b, ta, tb, alpha, beta, g, c_strides, ctx.keeps_weight_copies() ? cache.get() : nullptr))
+      return;
     ir::Tensor& y = ctx.alloc_output(0, a.dtype(), {M, N});
     ir::dispatch<DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64,
                  DType::U32, DType::U64>(a.dtype(), what, [&](auto tag) {

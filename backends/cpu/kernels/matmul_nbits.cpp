@@ -137,9 +137,9 @@ std::vector<float> as_float(const ir::Tensor& t) {
   return {d.begin(), d.end()};
 }
 
-/// W as a float [N, K] matrix (row n holds the K weights of output n).
-std::vector<float> dequantize(const KernelContext& ctx, const NBitsAttrs& at,
-                              const WeightInputs& w) {
+/// Rows [n0, n1) of W as a float [n1 - n0, K] matrix (row n holds the K weights of output n).
+std::vector<float> dequantize(const KernelContext& ctx, const NBitsAttrs& at, const WeightInputs& w, int64_t n0,
+                              int64_t n1) {
   const std::vector<float> scales = as_float(*w.scales);
   std::vector<float> zpf;
   const uint8_t* zpq = nullptr;
@@ -151,11 +151,11 @@ std::vector<float> dequantize(const KernelContext& ctx, const NBitsAttrs& at,
   const int64_t K = at.K, bits = at.bits, bs = at.block_size, nb = at.k_blocks;
   const unsigned mask = (1u << bits) - 1u;
   const float zp_default = static_cast<float>(1 << (bits - 1));
-  std::vector<float> out(static_cast<size_t>(at.N * K));
-  ctx.parallel_for(at.N, K * 4, [&](int64_t lo, int64_t hi) {
-    for (int64_t n = lo; n < hi; ++n) {
+  std::vector<float> out(static_cast<size_t>((n1 - n0) * K));
+  ctx.parallel_for(n1 - n0, K * 4, [&](int64_t lo, int64_t hi) {
+    for (int64_t n = n0 + lo; n < n0 + hi; ++n) {
       const uint8_t* row = q + n * nb * at.blob_size;
-      float* o = out.data() + n * K;
+      float* o = out.data() + (n - n0) * K;
       for (int64_t j = 0; j < nb; ++j) {
         const float s = scales[static_cast<size_t>(n * nb + j)];
         float z = zp_default;
@@ -177,6 +177,10 @@ std::vector<float> dequantize(const KernelContext& ctx, const NBitsAttrs& at,
   });
   return out;
 }
+
+/// Outputs (rows of W) dequantized at a time when the dequantized W is not kept
+/// (ExecOptions::keep_weight_copies off).
+constexpr int64_t kTransientRows = 4096;
 
 /// Dequantized weights shared by every run of one kernel when they come from initializers.
 struct ConstWeights {
@@ -213,17 +217,14 @@ Kernel make_matmul_nbits(const ir::Node& node) {
                        " " + dims_str(bias->dims()));
 
     check_weights(n, at, wi, a.dtype());
-    std::vector<float> local;
-    const std::vector<float>* w = &local;
-    if (cache) {
+    const std::vector<float>* w = nullptr;  // all of W, when kept; otherwise bands of rows per run
+    if (cache && ctx.keeps_weight_copies()) {
       std::lock_guard<std::mutex> lock(cache->mu);
       if (!cache->ready) {
-        cache->w = dequantize(ctx, at, wi);
+        cache->w = dequantize(ctx, at, wi, 0, at.N);
         cache->ready = true;
       }
       w = &cache->w;
-    } else {
-      local = dequantize(ctx, at, wi);
     }
 
     std::vector<int64_t> out_dims = a.dims();
@@ -243,7 +244,15 @@ Kernel make_matmul_nbits(const ir::Node& node) {
       yp = yv.data();
     }
     if (M > 0) {
-      gemm_parallel<float>(ctx, M, N, K, ap, K, false, w->data(), K, true, yp, N, false);
+      if (w) {
+        gemm_parallel<float>(ctx, M, N, K, ap, K, false, w->data(), K, true, yp, N, false);
+      } else {  // not kept: dequantized a band of outputs at a time, never all of W at once
+        for (int64_t n0 = 0; n0 < N; n0 += kTransientRows) {
+          const int64_t rows = std::min(kTransientRows, N - n0);
+          const std::vector<float> band = dequantize(ctx, at, wi, n0, n0 + rows);
+          gemm_parallel<float>(ctx, M, rows, K, ap, K, false, band.data(), K, true, yp + n0, N, false);
+        }
+      }
       if (bias) {
         const std::vector<float> bv = as_float(*bias);
         for (int64_t i = 0; i < M; ++i)

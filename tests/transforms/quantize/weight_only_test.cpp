@@ -116,14 +116,14 @@ TEST_CASE("gptq: lower proxy loss than RTN on correlated inputs; equal to RTN on
     GptqOptions o;
     o.act_order = act_order;
     o.lazy_block = 24;  // not a multiple of the block size: batches and blocks interleave
-    const GptqResult r = gptq_quantize(w.data(), K, N, h.H, f, o);
+    const GptqResult r = gptq_quantize(w.data(), K, N, h.hessian(), f, o);
     MESSAGE("act_order " << act_order << ": gptq loss " << r.loss << ", rtn loss " << r.rtn_loss);
     CHECK(r.rtn_loss > 0);
     CHECK(r.loss < 0.7 * r.rtn_loss);
-    CHECK(r.loss == doctest::Approx(proxy_loss(w.data(), r.q, 16, h.H)));
+    CHECK(r.loss == doctest::Approx(proxy_loss(w.data(), r.q, 16, h.hessian())));
     for (int32_t c : r.q.codes) CHECK((c >= -8 && c <= 7));
     // Deterministic: the same inputs give the same codes.
-    CHECK(gptq_quantize(w.data(), K, N, h.H, f, o).q.codes == r.q.codes);
+    CHECK(gptq_quantize(w.data(), K, N, h.hessian(), f, o).q.codes == r.q.codes);
   }
   // A diagonal Hessian couples no rows: nothing to compensate, the codes are RTN's.
   Eigen::MatrixXd D = Eigen::MatrixXd::Zero(K, K);
