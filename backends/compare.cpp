@@ -21,6 +21,29 @@ std::vector<double> as_f64(const ir::Tensor& t) {
   return out;
 }
 
+/// A tensor's elements read as double: float32 data in place (LM logits are tens of MB, a double
+/// copy twice that), other dtypes through a converted copy.
+class AsF64 {
+ public:
+  explicit AsF64(const ir::Tensor& t) {
+    if (t.dtype() == ir::DType::F32) {
+      f_ = t.data<float>().data();
+      n_ = static_cast<size_t>(t.numel());
+    } else {
+      copy_ = as_f64(t);
+      n_ = copy_.size();
+    }
+  }
+  double operator[](size_t i) const { return f_ ? static_cast<double>(f_[i]) : copy_[i]; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+
+ private:
+  const float* f_ = nullptr;
+  std::vector<double> copy_;
+  size_t n_ = 0;
+};
+
 }  // namespace
 
 namespace {
@@ -28,7 +51,7 @@ namespace {
 /// Cosine of each row along the last axis into m.rows / row_cosine_*; returns whether every
 /// reference row has unit L2 norm (an embedding, not class scores). Rows with non-finite values
 /// are left out.
-bool add_row_cosines(const std::vector<double>& g, const std::vector<double>& w, const std::vector<int64_t>& d,
+bool add_row_cosines(const AsF64& g, const AsF64& w, const std::vector<int64_t>& d,
                      TensorMetrics& m) {
   if (d.empty() || d.back() <= 1 || w.empty()) return false;
   const size_t c = static_cast<size_t>(d.back()), rows = w.size() / c;
@@ -82,12 +105,12 @@ TensorMetrics compare_tensors(const ir::Tensor& got, const ir::Tensor& want, Tol
     return m;
   }
   const bool exact = !ir::info(want.dtype()).is_float;
-  const auto g = as_f64(got), w = as_f64(want);
+  const AsF64 g(got), w(want);
   double atol = tol.atol;
   if (tol.atol_scales_with_ref && !exact) {
     double max_ref = 1;
-    for (double b : w)
-      if (std::isfinite(b)) max_ref = std::max(max_ref, std::abs(b));
+    for (size_t i = 0; i < w.size(); ++i)
+      if (std::isfinite(w[i])) max_ref = std::max(max_ref, std::abs(w[i]));
     atol *= max_ref;
   }
   m.atol_used = exact ? 0 : atol;

@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "ir/free_memory.h"
 #include "ir/labels.h"
 #include "ir/onnx_io.h"
 #include "ir/sample_data.h"
@@ -140,6 +141,7 @@ class CheckPass : public Pass {
       in.labels = std::vector<int64_t>(in.labels.begin() + static_cast<std::ptrdiff_t>(first),
                                        in.labels.begin() + static_cast<std::ptrdiff_t>(first + dirs.size()));
     }
+    ir::release_free_memory();  // what the stages before dropped, before the reference is loaded
     const ir::Model reference = ir::load_model(ctx.input_path);
     const auto outs = judge::measure_agreement(model, reference, in);
     json checks = judge::budget_figures(outs, budget);

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "ir/errors.h"
+#include "ir/free_memory.h"
 #include "ir/verifier.h"
 
 namespace mcc::transforms {
@@ -86,6 +87,7 @@ std::vector<StageRecord> PassManager::run(ir::Model& model,
       PassContext ctx{s.options, s.label, replay ? &(*replay)[i]["record"] : nullptr,
                       options_.base_dir, options_.threads, options_.input_path};
       PassResult res = pass->run(model, ctx);
+      ir::release_free_memory();  // the stage's temporaries, before the next stage's peak
       r.modified = res.modified;
       r.stats = std::move(res.stats);
       r.record = std::move(res.record);

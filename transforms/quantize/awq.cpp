@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ir/errors.h"
+#include "ir/free_memory.h"
 #include "transforms/common/base64.h"
 #include "transforms/quantize/awq_clip.h"
 #include "transforms/quantize/block_quant.h"
@@ -236,6 +237,7 @@ AwqResult awq_scale(ir::Model& model, const Selection& sel, const Config& cfg, c
   json calibration = json::object();
   if (!sites.empty()) {
     CalibrationConfig cc = calibration_config(cfg, ctx, "awq needs calibration data for the inputs of the weight-only layers");
+    cc.stop_after_watched = true;  // an LM head's input is the last site: its product is not needed
     for (const ScaleSite& s : sites) {
       cc.tap_watch.push_back(s.x->name);
       stats.emplace(s.x->name, SiteStats(s.channels));
@@ -266,6 +268,8 @@ AwqResult awq_scale(ir::Model& model, const Selection& sel, const Config& cfg, c
     work();
     for (auto& t : pool) t.join();
   }
+  stats.clear();  // the sampled rows: the scales and clips below need only the choices
+  ir::release_free_memory();
   json layers = json::array();
   for (size_t i = 0; i < sites.size(); ++i) {
     const ScaleSite& s = sites[i];

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "ir/errors.h"
+#include "ir/free_memory.h"
 #include "ir/output_names.h"
 #include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/calibration.h"
@@ -242,7 +243,7 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
   };
   // GPTQ points (codes packed as they are made) and their loss records, by weight name.
   std::map<std::string, std::pair<QPoint, json>> gptq_done;
-  auto gptq_layers = [&](const std::vector<Candidate>& layers, const std::map<std::string, HessianAccumulator>& h) {
+  auto gptq_layers = [&](const std::vector<Candidate>& layers, std::map<std::string, HessianAccumulator> h) {
     for (const Candidate& c : layers) {
       const ir::Value& w = *c.node->input(1);
       if (gptq_done.count(w.name)) continue;
@@ -267,10 +268,17 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
       json loss = {{"weight", w.name}, {"loss", q.loss}, {"rtn_loss", q.rtn_loss},
                    {"ratio", q.rtn_loss > 0 ? q.loss / q.rtn_loss : 1.0}};
       gptq_done.emplace(w.name, std::make_pair(std::move(p), std::move(loss)));
+      // Hessians no weight still to come reads are dropped now, not with the group.
+      for (auto it = h.begin(); it != h.end();) {
+        const bool pending = std::any_of(layers.begin(), layers.end(), [&](const Candidate& r) {
+          return r.node->input(0)->name == it->first && !gptq_done.count(r.node->input(1)->name);
+        });
+        it = pending ? std::next(it) : h.erase(it);
+      }
     }
   };
   if (wc.gptq && !hess.empty()) {
-    gptq_layers(kept, hess);
+    gptq_layers(kept, std::move(hess));
   } else if (wc.gptq) {
     // Streamed: one calibration pass per group of layers, each group's Hessians dropped once its
     // weights are quantized, so they never all exist at once. The codes do not depend on the
@@ -279,8 +287,8 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       if (groups.size() > 1)
         spdlog::info("quantize: gptq: pass {} of {} ({} layers)", gi + 1, groups.size(), groups[gi].size());
-      gptq_layers(groups[gi], collect_hessians(model, groups[gi], cfg, ctx, res.gptq["calibration"], res.samples,
-                                               groups.size() > 1));
+      gptq_layers(groups[gi], collect_hessians(model, groups[gi], cfg, ctx, res.gptq["calibration"], res.samples, true));
+      ir::release_free_memory();  // this pass's Hessians and executor buffers
     }
   }
   hess.clear();
