@@ -32,6 +32,7 @@
 #include "io/sidecar.h"
 #include "io/terminal.h"
 #include "ir/errors.h"
+#include "ir/free_memory.h"
 #include "judge/quantize_budget.h"
 #include "judge/sequence_figures.h"
 #include "report/quantize_page.h"
@@ -231,6 +232,7 @@ int run_with_budget(ConvertOptions c, std::vector<std::string> pipelines, const 
                         {"checks", e.record().value("checks", nlohmann::ordered_json::array())}});
       spdlog::warn("quantize: {}; escalating (step {} of {})", e.message(), i + 2, pipelines.size());
     }
+    ir::release_free_memory();  // the rejected attempt's model and buffers, before the next loads its own
   }
   throw InternalError("mcc quantize: no configuration to try");
 }
