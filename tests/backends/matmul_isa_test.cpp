@@ -129,17 +129,19 @@ TEST_CASE("f32 MatMul: switching to an instruction set the CPU lacks is refused 
   CHECK(std::string(backends::cpu::matmul_isa_name(MatmulIsa::Avx2)) == "avx2");
 }
 
-TEST_CASE("f32 MatMul with a constant B not kept packed: bands of columns packed per run, the same bits") {
-  // N spans two 4096-column bands and ends in a partial panel; batches share the constant B.
+TEST_CASE("f32 MatMul with a constant B not kept packed: Eigen's GEMM, within rounding of the packed kernel") {
+  // Batches share the constant B; N ends in a partial panel.
   const Case c{{2, 7, 40}, {40, 4096 + 100}, true};
   const ir::Model m = matmul_model(c);
   const auto feeds = test::random_feeds(m, 12);
   for (int threads : {1, 2}) {
     CAPTURE(threads);
     const std::vector<float> kept = run_with(m, feeds, threads, true);
-    const std::vector<float> banded = run_with(m, feeds, threads, false);
-    REQUIRE(banded.size() == kept.size());
-    CHECK(std::memcmp(kept.data(), banded.data(), kept.size() * sizeof(float)) == 0);
-    CHECK(*std::max_element(banded.begin(), banded.end()) > 0);
+    const std::vector<float> unkept = run_with(m, feeds, threads, false);
+    REQUIRE(unkept.size() == kept.size());
+    double worst = 0;
+    for (size_t i = 0; i < kept.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(kept[i] - unkept[i])));
+    CHECK(worst <= 1e-6 * 40);  // operands in [0, 1): sums up to K = 40
+    CHECK(*std::max_element(unkept.begin(), unkept.end()) > 0);
   }
 }

@@ -104,8 +104,9 @@ ReaderWeights reader_weights(const ScaleSite& s) {
   return out;
 }
 
-/// Columns per chunk of quantized_error: a wide weight (an LM head [576, 49152]) is scaled,
-/// quantized and compared a chunk at a time instead of in three whole-matrix copies.
+/// Columns per chunk of quantized_error and of the clip search: a wide weight (an LM head
+/// [576, 49152]) is scaled, quantized and compared a chunk at a time instead of in whole-matrix
+/// copies.
 constexpr int64_t kErrorColumns = 2048;
 
 /// Squared output error on the sampled rows X of the readers' weights scaled by s, quantized, and
@@ -188,9 +189,18 @@ SiteChoice search_site(const ScaleSite& s, const SiteStats& st, const BlockForma
     RowMajorF Xs = X;  // X / s
     for (int64_t j = 0; j < Xs.cols(); ++j) Xs.col(j) /= c.scales[static_cast<size_t>(j)];
     for (const auto& W : weights) {
-      RowMajorF Ws = W;  // diag(s) W
-      for (int64_t j = 0; j < Ws.rows(); ++j) Ws.row(j) *= c.scales[static_cast<size_t>(j)];
-      c.clips.push_back(search_clip(Ws, Xs, f));
+      // A band of columns at a time (each column's clip is its own), as quantized_error does.
+      const int64_t K = W.rows(), N = W.cols(), blocks = (K + f.block_size - 1) / f.block_size;
+      std::vector<uint8_t> steps(static_cast<size_t>(blocks * N));
+      for (int64_t n0 = 0; n0 < N; n0 += kErrorColumns) {
+        const int64_t cols = std::min(kErrorColumns, N - n0);
+        RowMajorF Ws = W.middleCols(n0, cols);  // diag(s) W
+        for (int64_t j = 0; j < K; ++j) Ws.row(j) *= c.scales[static_cast<size_t>(j)];
+        const std::vector<uint8_t> band = search_clip(Ws, Xs, f);
+        for (int64_t b = 0; b < blocks; ++b)
+          std::copy_n(band.begin() + b * cols, cols, steps.begin() + b * N + n0);
+      }
+      c.clips.push_back(std::move(steps));
     }
   }
   return c;

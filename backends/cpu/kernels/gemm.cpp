@@ -166,9 +166,8 @@ void matmul_run_packed(const KernelContext& ctx, const MatMulShape& s, const flo
       matmul_packed_f32(ctx, s.batch_count * M, a, K, cache->b, y, N);
       return;
     }
-    // Not kept: packed a band of columns at a time (an LM head's [576, 49152] weight would
-    // otherwise need a second whole copy on every run). Bands are whole panels, so every output
-    // is computed as in one call.
+    // Packed a band of columns at a time (a wide B would otherwise need a second whole copy on
+    // every run). Bands are whole panels, so every output is computed as in one call.
     PackedB band;
     for (int64_t n0 = 0; n0 < N; n0 += kTransientPackColumns) {
       const int64_t cols = std::min(kTransientPackColumns, N - n0);
@@ -238,10 +237,14 @@ Kernel make_matmul(const ir::Node& node) {
     if (a.dtype() != b.dtype())
       throw ModelError(n.describe() + ": MatMul operands must have the same dtype");
     const MatMulShape s = matmul_shape(n, a.dims(), b.dims());
-    if (a.dtype() == DType::F32 && matmul_packed_applies(s)) {
+    // A constant B whose packed copy is not kept takes Eigen's GEMM, which packs only the
+    // cache-sized blocks it works on: packing all of B on every run costs more than it gains
+    // (calibrating SmolLM2-135M took 2.6x as long).
+    const bool unkept_constant = cache && !ctx.keeps_weight_copies();
+    if (a.dtype() == DType::F32 && matmul_packed_applies(s) && !unkept_constant) {
       ir::Tensor& y = ctx.alloc_output_overwritten(0, a.dtype(), s.out_dims);
       matmul_run_packed(ctx, s, a.data<float>().data(), b.data<float>().data(),
-                        y.mutable_data<float>().data(), ctx.keeps_weight_copies() ? cache.get() : nullptr);
+                        y.mutable_data<float>().data(), cache.get());
       return;
     }
     ir::Tensor& y = ctx.alloc_output(0, a.dtype(), s.out_dims);

@@ -103,20 +103,15 @@ std::optional<FusedKernel> fuse_matmul(const ir::Node& n) {
     float* yp = y.mutable_data<float>().data();
     const float* ap = a.data<float>().data();
     if (M == 0 || N == 0) return;
-    if (matmul_f32_available()) {
-      PackedB local;
-      const PackedB* pb = &local;
-      if (ctx.keeps_weight_copies()) {
+    if (matmul_f32_available() && ctx.keeps_weight_copies()) {
+      {
         std::lock_guard<std::mutex> lock(packed->mu);
         if (!packed->ready) {
           pack_b_f32(wt.data<float>().data(), N, K, N, packed->b);
           packed->ready = true;
         }
-        pb = &packed->b;
-      } else {
-        pack_b_f32(wt.data<float>().data(), N, K, N, local);
       }
-      matmul_packed_f32(ctx, M, ap, K, *pb, yp, N);
+      matmul_packed_f32(ctx, M, ap, K, packed->b, yp, N);
     } else {
       gemm_parallel<float>(ctx, M, N, K, ap, K, false, wt.data<float>().data(), N, false, yp, N, false);
     }
