@@ -81,6 +81,48 @@ std::map<std::string, HessianAccumulator> collect_hessians(const ir::Model& mode
   return hess;
 }
 
+/// Mixed 4/8 bits (mixed_bits.h): the weights whose 4-bit rounding costs most, weighted by the
+/// calibration inputs' mean squares when there are Hessians, plus every layer writing a graph
+/// output (an LM head), become 8-bit; the choice goes into res.mixed_bits.
+std::set<std::string> mixed_eight_bit(const ir::Model& model, const std::vector<Candidate>& kept, const BlockFormat& f,
+                                      double ratio, const std::map<std::string, HessianAccumulator>& hess,
+                                      WeightOnlyResult& res) {
+  std::map<std::string, Eigen::VectorXd> mean_square;
+  std::vector<MixedBitsWeight> weights;
+  std::set<std::string> output_layers;  // weights of layers writing a graph output (an LM head): 8-bit, outside R
+  for (const Candidate& c : kept) {
+    const ir::Value* y = c.node->outputs.empty() ? nullptr : c.node->outputs[0];
+    const auto& outs = model.graph->outputs;
+    if (y && std::find(outs.begin(), outs.end(), y) != outs.end()) output_layers.insert(c.node->input(1)->name);
+  }
+  for (const Candidate& c : kept) {
+    const ir::Value& w = *c.node->input(1);
+    if (output_layers.count(w.name)) continue;
+    if (std::any_of(weights.begin(), weights.end(), [&](const MixedBitsWeight& m) { return m.name == w.name; })) continue;
+    if (!hess.empty()) {
+      Eigen::VectorXd d = Eigen::VectorXd::Zero(w.initializer->dims()[0]);
+      int64_t tokens = 0;
+      std::set<std::string> seen;
+      for (const Candidate& r : kept)
+        if (r.node->input(1) == &w && seen.insert(r.node->input(0)->name).second) {
+          const HessianAccumulator& h = hess.at(r.node->input(0)->name);
+          d += h.H.diagonal().cast<double>();
+          tokens += h.tokens;
+        }
+      mean_square[w.name] = tokens ? Eigen::VectorXd(d / static_cast<double>(tokens)) : d;
+    }
+    weights.push_back({w.name, &*w.initializer, nullptr});
+  }
+  for (auto& m : weights)
+    if (auto it = mean_square.find(m.name); it != mean_square.end()) m.mean_square = &it->second;
+  MixedBitsChoice choice = choose_eight_bit(weights, f, ratio);
+  std::set<std::string> eight_bit = std::move(choice.eight_bit);
+  eight_bit.insert(output_layers.begin(), output_layers.end());
+  res.mixed_bits = std::move(choice.record);
+  res.mixed_bits["output_layers_8bit"] = output_layers;
+  return eight_bit;
+}
+
 /// The weights of kept layers writing a graph output named like causal-LM logits (ir/output_names.h),
 /// each once, in layer order.
 std::vector<std::string> lm_head_weights(const ir::Model& model, const std::vector<Candidate>& kept) {
@@ -191,41 +233,7 @@ WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, cons
   if (mixed && !cfg.calib.empty()) hess = collect_hessians(model, kept, cfg, ctx, res.gptq["calibration"], res.samples);
   // Mixed 4/8 bits: the weights whose 4-bit rounding costs most become 8-bit (mixed_bits.h).
   std::set<std::string> eight_bit;
-  if (mixed) {
-    std::map<std::string, Eigen::VectorXd> mean_square;
-    std::vector<MixedBitsWeight> weights;
-    std::set<std::string> output_layers;  // weights of layers writing a graph output (an LM head): 8-bit, outside R
-    for (const Candidate& c : kept) {
-      const ir::Value* y = c.node->outputs.empty() ? nullptr : c.node->outputs[0];
-      const auto& outs = model.graph->outputs;
-      if (y && std::find(outs.begin(), outs.end(), y) != outs.end()) output_layers.insert(c.node->input(1)->name);
-    }
-    for (const Candidate& c : kept) {
-      const ir::Value& w = *c.node->input(1);
-      if (output_layers.count(w.name)) continue;
-      if (std::any_of(weights.begin(), weights.end(), [&](const MixedBitsWeight& m) { return m.name == w.name; })) continue;
-      if (!hess.empty()) {
-        Eigen::VectorXd d = Eigen::VectorXd::Zero(w.initializer->dims()[0]);
-        int64_t tokens = 0;
-        std::set<std::string> seen;
-        for (const Candidate& r : kept)
-          if (r.node->input(1) == &w && seen.insert(r.node->input(0)->name).second) {
-            const HessianAccumulator& h = hess.at(r.node->input(0)->name);
-            d += h.H.diagonal().cast<double>();
-            tokens += h.tokens;
-          }
-        mean_square[w.name] = tokens ? Eigen::VectorXd(d / static_cast<double>(tokens)) : d;
-      }
-      weights.push_back({w.name, &*w.initializer, nullptr});
-    }
-    for (auto& m : weights)
-      if (auto it = mean_square.find(m.name); it != mean_square.end()) m.mean_square = &it->second;
-    MixedBitsChoice choice = choose_eight_bit(weights, f, wc.ratio);
-    eight_bit = std::move(choice.eight_bit);
-    eight_bit.insert(output_layers.begin(), output_layers.end());
-    res.mixed_bits = std::move(choice.record);
-    res.mixed_bits["output_layers_8bit"] = output_layers;
-  }
+  if (mixed) eight_bit = mixed_eight_bit(model, kept, f, wc.ratio, hess, res);
   // An LM head (a layer writing causal-LM logits) takes finer 4-bit blocks (lm_head_block_size).
   std::set<std::string> fine_blocks;
   if (f.bits == 4 && wc.lm_head_block_size > 0 && wc.lm_head_block_size < f.block_size)
