@@ -198,7 +198,7 @@ int run_convert(const ConvertOptions& o, const transforms::PassRegistry& registr
   summary.input_bytes = input_bytes;
   summary.output_bytes = io::model_size_on_disk(in.model, o.output);
   for (const auto& r : records)
-    if (r.pass == "check") summary.check_records.push_back(r.record);
+    if (r.pass == "check") summary.check_records.push_back(r.record_json());
   summary.replayed = !o.state_path.empty();
   summary.rejected = rec.escalation.is_array() ? rec.escalation.size() : 0;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - o.started.value_or(t0)).count();

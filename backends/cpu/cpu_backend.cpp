@@ -4,6 +4,7 @@
 #include "backends/cpu/kernels/ew_chain_fusion.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/kernels/layer_norm_fusion.h"
+#include "backends/cpu/kernels/matmul_dequant.h"
 #include "backends/cpu/kernels/matmul_fusion.h"
 #include "backends/cpu/kernels/qdq_conv_fusion.h"
 #include "backends/executor.h"
@@ -25,6 +26,7 @@ class CpuBackend final : public Backend {
     if (auto f = cpu::fuse_concat_quantize(n)) return f;
     if (auto f = cpu::fuse_elementwise_chain(n)) return f;
     if (auto f = cpu::fuse_layer_norm(n)) return f;
+    if (auto f = cpu::fuse_dequantized_matmul(n)) return f;
     return cpu::fuse_matmul(n);
   }
   std::vector<size_t> shape_only_inputs(const ir::Node& n) const override {

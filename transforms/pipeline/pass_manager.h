@@ -2,12 +2,15 @@
 // every stage, adds "in stage 'x' (name) after [a, b]" to any error, and records what each stage
 // did. On replay it hands every stage its own record from a saved state (PassContext::replay).
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "transforms/pipeline/parked_json.h"
 #include "transforms/pipeline/pass_registry.h"
 #include "transforms/pipeline/pipeline.h"
 
@@ -21,13 +24,20 @@ struct StageRecord {
   bool modified = false;
   nlohmann::ordered_json stats = nlohmann::ordered_json::object();
   nlohmann::ordered_json record = nlohmann::ordered_json::object();
+  /// Set when a large record (kParkRecordBytes or more) waits on disk; `record` is then null.
+  std::shared_ptr<const ParkedJson> parked_record;
   int64_t nodes_before = 0, nodes_after = 0;  // all graphs, subgraphs included
   int64_t initializer_bytes_before = 0, initializer_bytes_after = 0;
   double seconds = 0;
 
   /// {label, pass, options, modified, stats, nodes_*, initializer_bytes_*, record}.
   nlohmann::ordered_json to_json() const;
+  /// The record, read back from disk when parked.
+  nlohmann::ordered_json record_json() const;
 };
+
+/// Records at least this large (json_payload_bytes) are parked once their stage ends.
+inline constexpr size_t kParkRecordBytes = size_t{16} << 20;
 
 struct PassManagerOptions {
   bool verify_each = true;  // ir::verify after every stage; off only for benchmarking

@@ -9,7 +9,8 @@
 // Arithmetic is done in f32 (the scale's precision for f32/f16/bf16 scales); int32 inputs are
 // converted to f32. f32 <-> u8/i8 (and i32 -> f32) with per-tensor or per-axis scales run through
 // the row codecs of int8_gemm.h (AVX-512). A DequantizeLinear whose inputs are all constants
-// (quantized weights) is computed once per kernel and its result reused. 4-bit types are packed
+// (quantized weights) is computed once per kernel and its result reused, unless the run keeps no
+// weight copies (then once per run). 4-bit types are packed
 // two per byte, 2-bit types (opset 25) four per byte,
 // lowest bits first. Not supported: float8e8m0 and float6 types, the `precision` attribute other
 // than f32-or-narrower (the division is always f32).
@@ -383,11 +384,14 @@ Kernel make_dequantize(const ir::Node& node) {
   for (const ir::Value* v : node.inputs) constant = constant && is_constant(v);
   std::shared_ptr<ConstantCache> cache = constant ? std::make_shared<ConstantCache>() : nullptr;
   return [=](KernelContext& ctx) {
+    // Large models run lean (ExecOptions::keep_weight_copies): the weight is dequantized per run.
+    const bool keep = cache && ctx.keeps_weight_copies() && ctx.backend().device().is_host();
+    ConstantCache* const kept = keep ? cache.get() : nullptr;
     std::unique_lock<std::mutex> lock;
-    if (cache) {
-      lock = std::unique_lock<std::mutex>(cache->mu);
-      if (cache->value && ctx.backend().device().is_host()) {
-        ctx.set_output(0, *cache->value);
+    if (kept) {
+      lock = std::unique_lock<std::mutex>(kept->mu);
+      if (kept->value) {
+        ctx.set_output(0, *kept->value);
         return;
       }
     }
@@ -413,7 +417,7 @@ Kernel make_dequantize(const ir::Node& node) {
         else if (xt == DType::I8) dequantize_row_s8(reinterpret_cast<const int8_t*>(xp) + off, cnt, scale[so], z, yp + off);
         else dequantize_row_s32(reinterpret_cast<const int32_t*>(xp) + off, cnt, scale[so], z, yp + off);
       });
-      if (cache && ctx.backend().device().is_host()) cache->value = y;
+      if (kept) kept->value = y;
       return;
     }
     ir::dispatch<DType::F32, DType::F16, DType::BF16>(yt, n.describe() + ": DequantizeLinear output", [&](auto tag) {
@@ -427,7 +431,7 @@ Kernel make_dequantize(const ir::Node& node) {
         }
       });
     });
-    if (cache && ctx.backend().device().is_host()) cache->value = y;
+    if (kept) kept->value = y;
   };
 }
 

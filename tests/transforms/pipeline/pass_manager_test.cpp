@@ -55,7 +55,8 @@ class StampPass : public Pass {
     static const PassInfo kInfo{"stamp",
                                 "adds an unused initializer",
                                 {{"floats", OptionType::Int, "4", "how many", {}},
-                                 {"tag", OptionType::String, "s", "name prefix", {}}}};
+                                 {"tag", OptionType::String, "s", "name prefix", {}},
+                                 {"ballast", OptionType::Int, "0", "bytes of filler in the record", {}}}};
     return kInfo;
   }
   PassResult run(mcc::ir::Model& m, PassContext& ctx) override {
@@ -71,6 +72,8 @@ class StampPass : public Pass {
     r.modified = true;
     r.stats["stamped"] = n;
     r.record["name"] = name;
+    if (const auto b = ctx.options.get_int("ballast"); b > 0)
+      r.record["ballast"] = {{"text", std::string(static_cast<size_t>(b), 'x')}, {"pi", 3.14159}, {"minus", -7}};
     return r;
   }
 
@@ -137,7 +140,7 @@ TEST_CASE("pass manager: runs stages in order and records what each did") {
   CHECK(records[0].label == "stamp");
   CHECK(records[1].label == "big");
   CHECK(records[1].pass == "stamp");
-  CHECK(records[1].options.dump() == R"({"floats":10,"tag":"b"})");
+  CHECK(records[1].options.dump() == R"({"floats":10,"tag":"b","ballast":0})");
   CHECK(records[0].modified);
   CHECK(records[1].stats["stamped"] == 10);
   CHECK(records[1].record["name"] == "b_stamp");
@@ -155,6 +158,45 @@ TEST_CASE("pass manager: runs stages in order and records what each did") {
   CHECK_FALSE(j.contains("seconds"));
   CHECK(j["initializer_bytes_after"] == 56);
   CHECK(j["record"]["name"] == "b_stamp");
+}
+
+TEST_CASE("pass manager: a large record waits on disk and comes back unchanged") {
+  QuietLogs quiet;
+  Seen seen;
+  const PassRegistry reg = make_registry(&seen);
+  const auto big = static_cast<int64_t>(kParkRecordBytes);
+  const Pipeline p = Pipeline::parse("stamp,big:stamp{ballast=" + std::to_string(big) + "}", reg);
+  auto m = load_text(kModel);
+  const auto records = PassManager(p, reg).run(m);
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].parked_record == nullptr);  // a small record stays in memory
+  CHECK(records[0].record["name"] == "s_stamp");
+  REQUIRE(records[1].parked_record != nullptr);
+  CHECK(records[1].record.is_null());
+  CHECK(records[1].parked_record->bytes() > kParkRecordBytes);
+  const json back = records[1].record_json();
+  CHECK(back["name"] == "s_stamp_1");
+  CHECK(back["ballast"]["text"].get_ref<const std::string&>().size() == kParkRecordBytes);
+  CHECK(back["ballast"]["pi"].get<double>() == 3.14159);
+  CHECK(back["ballast"]["minus"].get<int64_t>() == -7);
+  // Key order and the written text are those of the record as the stage made it.
+  const json j = records[1].to_json();
+  CHECK(j["record"].dump() == back.dump());
+  CHECK(j["record"].begin().key() == "name");
+  // Read back twice: the file stays until the record goes.
+  CHECK(records[1].record_json() == back);
+}
+
+TEST_CASE("parked json: documents of every kind come back as they were") {
+  json doc = {{"z", 1}, {"a", json::array({1.5, -2, 18446744073709551615ULL, nullptr, true})},
+              {"m", {{"k", "v\u00e9"}, {"empty", json::object()}}}, {"f", 0.1}};
+  const std::string text = doc.dump();
+  const size_t payload = json_payload_bytes(doc);
+  CHECK(payload > text.size() / 4);
+  const auto parked = ParkedJson::park(doc);
+  REQUIRE(parked != nullptr);
+  CHECK(doc.is_null());
+  CHECK(parked->load().dump() == text);
 }
 
 TEST_CASE("pass manager: verify after each stage catches a stage that breaks the IR and names it") {
