@@ -135,8 +135,8 @@ Config read_config(const Options& o) {
   c.per_token = c.dynamic && granularity == "per_token";
   // Per-row ranges already keep a GELU output's outlier rows from flattening the others.
   c.float_gelu_inputs = o.get_bool("float_gelu_inputs") && !c.per_token;
-  // On by default; static mode leaves Gather tables float.
-  c.embeddings = o.get_bool("embeddings") && (c.dynamic || c.weight_only);
+  // On by default in every mode.
+  c.embeddings = o.get_bool("embeddings");
   if (c.dynamic) {
     // Run-time quantization has no calibrated ranges to choose or measure.
     if (c.select.defaults.activation != ir::DType::U8)

@@ -266,9 +266,9 @@ class QuantizePass : public Pass {
              "weights int4/int8 in blocks along K, activations float (DequantizeLinear with block_size, opset 21, "
              "or com.microsoft.MatMulNBits)", {"static", "dynamic", "weight_only"}},
             {"embeddings", OptionType::Bool, "true",
-             "mode=dynamic or weight_only: also store Gather tables (float32 constant [rows, width]) as int8, one scale per column "
-             "(per tensor with per_channel=false); each Gather reads the int8 rows and a DequantizeLinear follows it "
-             "(static mode leaves Gather tables float)", {}, "false"},
+             "Also store Gather tables (float32 constant [rows, width], read only by Gathers) as int8, one scale per column "
+             "(per tensor with per_channel=false); each Gather reads the int8 rows and a DequantizeLinear follows it, so "
+             "no runtime dequantizes the whole table", {}, "false"},
             {"float_gelu_inputs", OptionType::Bool, "true",
              "mode=dynamic: MatMul/Gemm layers reading a GELU output keep a float input (their weights int8 per "
              "channel behind DequantizeLinear): one run-time uint8 range over a GELU output's outlier channels "
@@ -342,7 +342,8 @@ class QuantizePass : public Pass {
     if (cfg.measured && !calib.dir.empty())
       measured = measure_sensitivity(model, calib.dir, ctx.threads, sel, calib.result, cfg, acts, plan);
 
-    const Points points = build_points(model, sel, cfg, acts.ok, acts.range);
+    Points points = build_points(model, sel, cfg, acts.ok, acts.range);
+    if (cfg.embeddings) add_embedding_points(model, cfg, points);
     plan.points = points.points;
     plan.groups = sel.groups;
     ir::Graph& g = *model.graph;
@@ -355,6 +356,7 @@ class QuantizePass : public Pass {
     PassResult res;
     res.modified = !plan.points.empty();
     res.stats = stage_stats(sel, plan, points, calib.result.samples, bias, measured, census);
+    if (points.embeddings) res.stats["embedding_tables"] = points.embeddings;  // states from before have none
     add_smooth_stats(res.stats, smooth);
     res.record = stage_record({plan, calib.record, matched, sel, acts, points, bias, measured, res.stats});
     if (smooth.enabled) res.record["smooth_quant"] = smooth.record;
