@@ -7,7 +7,9 @@
 #include "backends/executor.h"
 #include "ir/decoder_feeds.h"
 #include "ir/errors.h"
+#include "ir/free_memory.h"
 #include "ir/sample_data.h"
+#include "judge/reference_outputs.h"
 
 namespace mcc::judge {
 namespace {
@@ -20,12 +22,6 @@ Feeds feeds_of(const ir::Graph& g, const std::string& dir, SequenceFeeds& seq) {
   Feeds f;
   for (auto& [name, t] : s.feeds) f.emplace_back(name, backends::RValue::of(std::move(t)));
   return f;
-}
-
-Feeds clone_feeds(const Feeds& f) {
-  Feeds out;
-  for (const auto& [name, v] : f) out.emplace_back(name, backends::RValue::of(v.tensor.clone()));
-  return out;
 }
 
 bool measurable(const backends::RValue& v) {
@@ -69,19 +65,28 @@ void add_sample(OutputAgreement& a, const backends::RValue& got, const backends:
 
 }  // namespace
 
-std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir::Model& reference,
-                                               const AgreementInput& in) {
+std::vector<OutputAgreement> measure_agreement(const ir::Model& model, ir::Model reference, const AgreementInput& in) {
   const ir::Graph& g = *model.graph;
   if (g.outputs.size() != reference.graph->outputs.size())
     throw ModelError("the model has " + std::to_string(g.outputs.size()) + " outputs, its reference " +
                      std::to_string(reference.graph->outputs.size()));
   backends::ExecOptions eo;
   eo.threads = in.threads;
-  // Both models' weights are held while the samples run: no second copy of them for speed when
-  // they are large (the reference is the float model).
+  // Both models' weights are held while the reference runs: no second copy of them for speed
+  // when they are large (the reference is the float model).
   eo.keep_weight_copies = !backends::lean_weight_copies(reference);
+  // The reference runs first, over every sample; its weights are dropped before the model runs.
+  ReferenceOutputs wants;
+  {
+    backends::Executor ref_exec(reference, eo);
+    for (const std::string& dir : in.sample_dirs) {
+      SequenceFeeds seq;
+      wants.add(ref_exec.run(feeds_of(g, dir, seq)));
+    }
+  }
+  { const ir::Model dropped = std::move(reference); }
+  ir::release_free_memory();
   backends::Executor exec(model, eo);
-  backends::Executor ref_exec(reference, eo);
   std::vector<OutputAgreement> out(g.outputs.size());
   for (size_t k = 0; k < out.size(); ++k) out[k].stats.name = g.outputs[k]->name;
   // A KV-cache decoder's present.* outputs are the cache the next step reads: how much the
@@ -93,7 +98,7 @@ std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir:
   for (size_t i = 0; i < in.sample_dirs.size(); ++i) {
     SequenceFeeds seq;
     Feeds f = feeds_of(g, in.sample_dirs[i], seq);
-    const auto want = ref_exec.run(clone_feeds(f));
+    const auto want = wants.take(i);
     const auto got = exec.run(std::move(f));
     // Labels score the first class-score output only (a model's prediction).
     bool labelled_one = false;

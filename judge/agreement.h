@@ -34,9 +34,9 @@ struct AgreementInput {
   int threads = 0;
 };
 
-/// Runs `model` and `reference` on every sample and aggregates per output of `model`. Throws
+/// Runs `reference` on every sample, drops it, then runs `model` on them and aggregates per
+/// output of `model` (the reference's outputs wait in between: reference_outputs.h). Throws
 /// ModelError when the two models' outputs differ in count, or a sample does not fit.
-std::vector<OutputAgreement> measure_agreement(const ir::Model& model, const ir::Model& reference,
-                                               const AgreementInput& in);
+std::vector<OutputAgreement> measure_agreement(const ir::Model& model, ir::Model reference, const AgreementInput& in);
 
 }  // namespace mcc::judge

@@ -142,8 +142,7 @@ class CheckPass : public Pass {
                                        in.labels.begin() + static_cast<std::ptrdiff_t>(first + dirs.size()));
     }
     ir::release_free_memory();  // what the stages before dropped, before the reference is loaded
-    const ir::Model reference = ir::load_model(ctx.input_path);
-    const auto outs = judge::measure_agreement(model, reference, in);
+    const auto outs = judge::measure_agreement(model, ir::load_model(ctx.input_path), in);
     json checks = judge::budget_figures(outs, budget);
     const std::string failed = judge::missed_figures(checks);
     const std::string undecided = judge::undecided_figures(checks);

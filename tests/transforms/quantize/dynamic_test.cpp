@@ -219,7 +219,7 @@ TEST_CASE("quantize mode=dynamic: the Gather table becomes int8 per column; the 
   CHECK(e->producer->op_type == "DequantizeLinear");
   CHECK(e->producer->attr_int("axis", -1) == 1);
   CHECK(test::max_abs_diff(test::run_cpu(before, test::transformer_block_feeds()), got) == 0.0);
-  // embeddings=false keeps the table float; static mode leaves it float whatever the option says.
+  // embeddings=false keeps the table float (static mode: static_embedding_test.cpp).
   ir::Model plain = test::transformer_block();
   CHECK(test::run_quantize(plain, {{"mode", "dynamic"}, {"embeddings", "false"}}).stats["embedding_tables"] == 0);
   CHECK(plain.graph->find_value("E")->initializer);
