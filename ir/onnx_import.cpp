@@ -67,8 +67,13 @@ std::string remainder(const pb::Message& m) {
   return m.ByteSizeLong() == 0 ? std::string() : onnx_util::serialize(m);
 }
 
+/// Initializer payloads the streaming parse read into buffers of their own pages (see
+/// parse_model_stream), by the TensorProto they belong to (looked up, never iterated).
+using PagePayloads = std::unordered_map<const onnx::TensorProto*, std::shared_ptr<Buffer>>;
+
 struct ImportContext {
   std::string base_dir;
+  const PagePayloads* payloads = nullptr;
   std::unordered_map<std::string, int64_t> opsets;  // domain ("" for ai.onnx) -> version
   int since_version(const std::string& domain) const {
     auto it = opsets.find(domain == "ai.onnx" ? std::string() : domain);
@@ -212,7 +217,12 @@ Tensor import_tensor(onnx::TensorProto& tp, const ImportContext& ctx) {
       t = Tensor::from_strings(std::move(dims), std::move(values));
     } else {
       std::shared_ptr<Buffer> buf;
-      if (tp.has_raw_data() && !tp.raw_data().empty()) {
+      const auto paged = ctx.payloads ? ctx.payloads->find(&tp) : PagePayloads::const_iterator();
+      if (ctx.payloads && paged != ctx.payloads->end()) {
+        if (fixed_width) limits::check_data_bytes(paged->second->size(), claimed, "raw_data");
+        buf = paged->second;
+        tp.clear_raw_data();
+      } else if (tp.has_raw_data() && !tp.raw_data().empty()) {
         if (fixed_width) limits::check_data_bytes(tp.raw_data().size(), claimed, "raw_data");
         buf = make_owned_buffer(std::move(*tp.mutable_raw_data()));  // moved, not copied
         tp.clear_raw_data();
@@ -501,7 +511,7 @@ void import_graph(onnx::GraphProto& gp, Graph& g, const ImportContext& ctx) {
   }
 }
 
-Model import_model(onnx::ModelProto& mp, const std::string& base_dir) {
+Model import_model(onnx::ModelProto& mp, const std::string& base_dir, const PagePayloads* payloads) {
   if (!mp.has_graph()) throw ModelError("not an ONNX model: it has no graph");
   Model m;
   m.base_dir = base_dir;
@@ -515,6 +525,7 @@ Model import_model(onnx::ModelProto& mp, const std::string& base_dir) {
 
   ImportContext ctx;
   ctx.base_dir = base_dir;
+  ctx.payloads = payloads;
   // opset_import stays in the passthrough bytes too (field presence, unknown fields); export
   // rewrites it only when the IR's list differs.
   for (const auto& o : mp.opset_import()) {
@@ -625,13 +636,26 @@ bool parse_fields(pb::io::CodedInputStream& cis, pb::Message& msg, uint32_t spec
   return rest.empty() || msg.MergeFromString(rest);
 }
 
-bool parse_model_stream(pb::io::CodedInputStream& cis, onnx::ModelProto& mp) {
+/// Payloads of at least this many bytes get pages of their own (make_page_buffer): the weights of a
+/// model loaded late in a process (the self-check's reference) would otherwise land in malloc's
+/// heap, whose freed pages it does not give back, and stay resident after the model is dropped.
+constexpr int kPagePayloadBytes = 256 << 10;
+
+bool parse_model_stream(pb::io::CodedInputStream& cis, onnx::ModelProto& mp, PagePayloads& payloads) {
   auto tensor = [&](onnx::TensorProto& tp) {
     return parse_fields(cis, tp, kLenTag(9), [&](int len) {
+      if (len >= kPagePayloadBytes) {
+        std::shared_ptr<Buffer> buf = make_page_buffer(static_cast<size_t>(len));
+        if (!cis.ReadRaw(buf->mutable_data(), len)) return false;
+        tp.set_raw_data(std::string());  // present; the bytes are in `payloads` (the last one wins)
+        payloads[&tp] = std::move(buf);
+        return true;
+      }
       std::string raw;
       raw.resize(static_cast<size_t>(len));
       if (!cis.ReadRaw(raw.data(), len)) return false;
       tp.set_raw_data(std::move(raw));
+      payloads.erase(&tp);
       return true;
     });
   };
@@ -641,7 +665,7 @@ bool parse_model_stream(pb::io::CodedInputStream& cis, onnx::ModelProto& mp) {
   return parse_fields(cis, mp, kLenTag(7), [&](int) { return graph(*mp.mutable_graph()); });
 }
 
-bool parse_model_fd(int fd, onnx::ModelProto& mp) {
+bool parse_model_fd(int fd, onnx::ModelProto& mp, PagePayloads& payloads) {
   struct stat st {};
   ::fstat(fd, &st);  // open_for_parse checked it: a regular file under 2 GB
   pb::io::FileInputStream fis(fd, 1 << 20);
@@ -649,7 +673,7 @@ bool parse_model_fd(int fd, onnx::ModelProto& mp) {
   // One past what the file holds: end of file stays a normal end of message, and no length in the
   // file can make the parser allocate more than the file could fill.
   cis.SetTotalBytesLimit(static_cast<int>(std::min<int64_t>(st.st_size + 1, INT_MAX)));
-  const bool ok = parse_model_stream(cis, mp) && fis.GetErrno() == 0;
+  const bool ok = parse_model_stream(cis, mp, payloads) && fis.GetErrno() == 0;
   ::close(fd);
   return ok;
 }
@@ -664,9 +688,10 @@ std::string folder_of(const std::string& path) {
 Model load_model(const std::string& path) {
   return with_file_context("model '" + path + "'", [&] {
     onnx::ModelProto mp;
-    if (!parse_model_fd(open_for_parse(path, "model"), mp))
+    PagePayloads payloads;
+    if (!parse_model_fd(open_for_parse(path, "model"), mp, payloads))
       throw ModelError("not a valid ONNX model (protobuf parse failed: " + limits::parse_failure_hint() + ")");
-    Model m = import_model(mp, folder_of(path));
+    Model m = import_model(mp, folder_of(path), &payloads);
 #ifndef NDEBUG
     verify(m);  // debug builds check the IR invariants right after import
 #endif
@@ -686,7 +711,7 @@ Model load_model_from_bytes(std::string bytes, const std::string& base_dir) {
         throw ModelError("not a valid ONNX model (protobuf parse failed: " + limits::parse_failure_hint() + ")");
     }
     std::string().swap(bytes);  // the parsed message holds its own copy
-    return import_model(mp, base_dir);
+    return import_model(mp, base_dir, nullptr);
   });
 }
 

@@ -38,9 +38,9 @@ class OwnedBuffer final : public Buffer {
 // so their results do not depend on where the allocator happened to place a buffer.
 class AlignedBuffer final : public Buffer {
  public:
-  explicit AlignedBuffer(size_t n) : size_(n) {
+  explicit AlignedBuffer(size_t n, bool own_pages = false) : size_(n) {
     const size_t cap = (std::max<size_t>(n, 1) + 63) / 64 * 64;
-    if (cap >= kMappedMinBytes) {
+    if (own_pages || cap >= kMappedMinBytes) {
       // Large buffers come straight from the OS: zero pages that use memory only once written.
       void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) throw std::bad_alloc();
@@ -110,6 +110,9 @@ std::shared_ptr<Buffer> make_owned_buffer(std::string bytes) {
 }
 std::shared_ptr<Buffer> make_owned_buffer(size_t size) {
   return std::make_shared<AlignedBuffer>(size);
+}
+std::shared_ptr<Buffer> make_page_buffer(size_t size) {
+  return std::make_shared<AlignedBuffer>(size, true);
 }
 
 std::shared_ptr<Buffer> map_file_range(const std::string& path, uint64_t offset, int64_t length) {

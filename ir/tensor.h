@@ -55,6 +55,9 @@ class Buffer {
 /// A buffer that owns its bytes in a std::string (so protobuf strings can be moved in).
 std::shared_ptr<Buffer> make_owned_buffer(std::string bytes);
 std::shared_ptr<Buffer> make_owned_buffer(size_t size);  // zero-filled
+/// Zero-filled bytes in an anonymous mapping of their own (whole pages): released to the system the
+/// moment the buffer goes, whatever malloc's heap holds (large initializers read from a file).
+std::shared_ptr<Buffer> make_page_buffer(size_t size);
 /// A read-only view of [offset, offset+length) of a memory-mapped file. Throws ModelError when
 /// the file is missing or too short.
 std::shared_ptr<Buffer> map_file_range(const std::string& path, uint64_t offset, int64_t length);
