@@ -1,8 +1,8 @@
 // The reference model's outputs, sample by sample, kept from the run of the reference to the run
 // of the model judged against it. The self-check runs the reference over every sample first and
 // drops it before the judged model runs, so the two models' weights never need to be held with a
-// full set of outputs on top; outputs past a memory budget (an LLM's logits are 48 MiB a sample)
-// wait in an anonymous scratch file (ir/spill_file.h). Tensors of string type and non-tensor
+// full set of outputs on top; outputs past a memory budget of 16 MiB (an LLM's logits are 48 MiB a
+// sample) wait in an anonymous scratch file (ir/spill_file.h). Tensors of string type and non-tensor
 // values (sequences, empty optionals) stay in memory; so does everything when no scratch file can
 // be made.
 #pragma once
@@ -19,7 +19,7 @@ namespace mcc::judge {
 class ReferenceOutputs {
  public:
   /// Tensors of at least kSpillMinBytes go to the scratch file once `memory_budget` bytes are held.
-  explicit ReferenceOutputs(size_t memory_budget = size_t{64} << 20);
+  explicit ReferenceOutputs(size_t memory_budget = size_t{16} << 20);
   static constexpr size_t kSpillMinBytes = size_t{1} << 20;
 
   /// The outputs of the next sample (samples are numbered in the order they are added).

@@ -24,13 +24,16 @@ nlohmann::ordered_json ParkedJson::load() const {
   return nlohmann::ordered_json::from_cbor(cbor);
 }
 
-size_t json_payload_bytes(const nlohmann::ordered_json& doc) {
-  if (doc.is_string()) return doc.get_ref<const std::string&>().size();
-  if (!doc.is_structured()) return 8;
-  size_t n = 8;
+size_t json_heap_bytes(const nlohmann::ordered_json& doc) {
+  // Every value is a 16-byte node; strings, arrays and objects add a heap block of their own
+  // (with malloc's overhead), objects a key string per member.
+  constexpr size_t kNode = 16, kBlock = 32;
+  if (doc.is_string()) return kNode + kBlock + doc.get_ref<const std::string&>().size();
+  if (!doc.is_structured()) return kNode;
+  size_t n = kNode + kBlock;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
-    if (doc.is_object()) n += it.key().size();
-    n += json_payload_bytes(*it);
+    if (doc.is_object()) n += kBlock + it.key().size();
+    n += json_heap_bytes(*it);
   }
   return n;
 }

@@ -27,7 +27,8 @@ class ParkedJson {
   std::unique_ptr<ir::SpillFile> file_;
 };
 
-/// Approximate heap bytes of a document's payload: string lengths plus 8 per other value.
-size_t json_payload_bytes(const nlohmann::ordered_json& doc);
+/// Approximate heap bytes a document holds: 16 per value, plus a block per string, array, object
+/// and key (a stage record of 300,000 per-channel scales and ranges takes about 80 MiB).
+size_t json_heap_bytes(const nlohmann::ordered_json& doc);
 
 }  // namespace mcc::transforms

@@ -89,12 +89,12 @@ std::vector<StageRecord> PassManager::run(ir::Model& model,
       PassContext ctx{s.options, s.label, replay ? &(*replay)[i]["record"] : nullptr,
                       options_.base_dir, options_.threads, options_.input_path};
       PassResult res = pass->run(model, ctx);
-      ir::release_free_memory();  // the stage's temporaries, before the next stage's peak
       r.modified = res.modified;
       r.stats = std::move(res.stats);
       r.record = std::move(res.record);
       // GPTQ's codes, say: on disk while the later stages (the self-check's two models) run.
-      if (json_payload_bytes(r.record) >= kParkRecordBytes) r.parked_record = ParkedJson::park(r.record);
+      if (json_heap_bytes(r.record) >= kParkRecordBytes) r.parked_record = ParkedJson::park(r.record);
+      ir::release_free_memory();  // the stage's temporaries, before the next stage's peak
     } catch (Error& e) {
       e.add_context(ctx_text);
       throw;

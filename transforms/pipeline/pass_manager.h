@@ -36,7 +36,7 @@ struct StageRecord {
   nlohmann::ordered_json record_json() const;
 };
 
-/// Records at least this large (json_payload_bytes) are parked once their stage ends.
+/// Records at least this large (json_heap_bytes) are parked once their stage ends.
 inline constexpr size_t kParkRecordBytes = size_t{16} << 20;
 
 struct PassManagerOptions {

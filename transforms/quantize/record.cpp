@@ -50,7 +50,7 @@ json stage_record(const RecordParts& r) {
   rec["calibration"] = r.calibration;
   json pts = json::array();
   for (const auto& p : r.plan.points) pts.push_back(point_to_json(p));
-  rec["points"] = pts;
+  rec["points"] = std::move(pts);
   rec["groups"] = r.plan.groups;
   rec["rules"] = r.matched.at("rules");
   rec["exclude"] = r.matched.at("exclude");

@@ -191,7 +191,7 @@ TEST_CASE("parked json: documents of every kind come back as they were") {
   json doc = {{"z", 1}, {"a", json::array({1.5, -2, 18446744073709551615ULL, nullptr, true})},
               {"m", {{"k", "v\u00e9"}, {"empty", json::object()}}}, {"f", 0.1}};
   const std::string text = doc.dump();
-  const size_t payload = json_payload_bytes(doc);
+  const size_t payload = json_heap_bytes(doc);
   CHECK(payload > text.size() / 4);
   const auto parked = ParkedJson::park(doc);
   REQUIRE(parked != nullptr);
