@@ -7,6 +7,16 @@
 #include "ir/errors.h"
 
 namespace mcc::judge {
+namespace {
+
+/// The bytes of v that can go to the scratch file: a tensor's, except string tensors (0 otherwise).
+size_t spillable_bytes(const backends::RValue& v) {
+  const bool tensor = v.kind == backends::RValue::Kind::Tensor && v.tensor.defined() &&
+                      v.tensor.dtype() != ir::DType::String;
+  return tensor ? v.tensor.nbytes() : 0;
+}
+
+}  // namespace
 
 ReferenceOutputs::ReferenceOutputs(size_t memory_budget) : budget_(memory_budget) {}
 
@@ -15,10 +25,8 @@ void ReferenceOutputs::add(std::vector<backends::RValue> outputs) {
   for (size_t k = 0; k < outputs.size(); ++k) {
     Slot& s = slots[k];
     backends::RValue& v = outputs[k];
-    const bool tensor = v.kind == backends::RValue::Kind::Tensor && v.tensor.defined() &&
-                        v.tensor.dtype() != ir::DType::String;
-    const size_t bytes = tensor ? v.tensor.nbytes() : 0;
-    if (tensor && bytes >= kSpillMinBytes && kept_bytes_ + bytes > budget_ && !no_file_) {
+    const size_t bytes = spillable_bytes(v);
+    if (bytes >= kSpillMinBytes && kept_bytes_ + bytes > budget_ && !no_file_) {
       if (!file_) file_ = ir::SpillFile::create();
       no_file_ = !file_;
       if (file_ && file_->append(v.tensor.raw(), bytes, s.offset)) {
@@ -42,10 +50,7 @@ std::vector<backends::RValue> ReferenceOutputs::take(size_t i) {
   std::vector<backends::RValue> out;
   for (Slot& s : samples_[i]) {
     if (!s.spilled) {
-      kept_bytes_ -= s.value.kind == backends::RValue::Kind::Tensor && s.value.tensor.defined() &&
-                             s.value.tensor.dtype() != ir::DType::String
-                         ? s.value.tensor.nbytes()
-                         : 0;
+      kept_bytes_ -= spillable_bytes(s.value);
       out.push_back(std::move(s.value));
       continue;
     }

@@ -410,7 +410,8 @@ class QuantizePass : public Pass {
     std::erase_if(awq_sel.nodes, [](const Candidate& c) { return !weight_only_refusal(c).empty(); });
     const AwqResult awq = awq_scale(model, awq_sel, cfg, ctx);  // before the weights are rounded
     WeightOnlyResult wo = weight_only_points(model, sel, cfg, ctx);
-    plan.points = wo.points.points;
+    const Census census = layer_census(*model.graph, sel, wo.points);  // before apply_plan renames values
+    plan.points = std::move(wo.points.points);  // GPTQ's codes: one copy (counts and maps stay in wo.points)
     int64_t bytes_before = 0, bytes_codes = 0;
     for (const QPoint& p : plan.points)
       if (const ir::Value* v = model.graph->find_value(p.tensor); p.block_size > 0 && v && v->initializer) {
@@ -418,7 +419,6 @@ class QuantizePass : public Pass {
         bytes_before += nbytes;
         bytes_codes += nbytes / 32 * (p.dtype == ir::DType::I4 || p.dtype == ir::DType::U4 ? 4 : 8);
       }
-    const Census census = layer_census(*model.graph, sel, wo.points);  // before apply_plan renames values
     apply_plan(model, plan);
     const WeightOnlyConfig& w = cfg.weight_only_cfg;
     PassResult res;
@@ -448,8 +448,8 @@ class QuantizePass : public Pass {
       out["gptq"] = g;
     }
     for (auto it = rec.begin(); it != rec.end(); ++it)
-      if (it.key() != "format") out[it.key()] = it.value();
-    res.record = out;
+      if (it.key() != "format") out[it.key()] = std::move(it.value());
+    res.record = std::move(out);
     spdlog::info("quantize: mode=weight_only: {} MatMul layers, {} weights as {}-bit blocks of {} ({})", sel.nodes.size(),
                  wo.points.weights, w.bits, w.block_size, w.gptq ? "gptq" : "rtn");
     return res;

@@ -140,7 +140,7 @@ std::vector<std::string> lm_head_weights(const ir::Model& model, const std::vect
 }  // namespace
 
 int64_t hessian_budget(const ir::Model& model) {
-  return std::max<int64_t>(int64_t{64} << 20, ir::count_initializer_bytes(*model.graph) / 4);
+  return std::max<int64_t>(int64_t{64} << 20, ir::count_initializer_bytes(*model.graph) / 8);
 }
 
 std::vector<std::vector<Candidate>> gptq_groups(const ir::Model& model, const std::vector<Candidate>& kept, int64_t budget) {

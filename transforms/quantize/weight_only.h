@@ -57,7 +57,7 @@ std::string weight_only_refusal(const Candidate& c);
 /// codes computed by RTN or GPTQ (which runs calibration: UsageError without calib=DIR).
 WeightOnlyResult weight_only_points(const ir::Model& model, Selection& sel, const Config& cfg, const PassContext& ctx);
 
-/// Bytes the layer-input Hessians of one GPTQ calibration pass may hold: a quarter of the model's
+/// Bytes the layer-input Hessians of one GPTQ calibration pass may hold: an eighth of the model's
 /// initializers, at least 64 MiB. Layers whose Hessians together exceed it are collected in
 /// several passes (gptq_groups), so GPTQ's memory is bounded by the model, not by its depth.
 int64_t hessian_budget(const ir::Model& model);
