@@ -182,7 +182,10 @@ std::vector<std::vector<Candidate>> gptq_groups(const ir::Model& model, const st
   std::vector<std::vector<Candidate>> groups;
   int64_t held = 0;
   for (const Cluster* c : order) {
-    if (groups.empty() || held + c->bytes > budget) {
+    // A small cluster (an LM head's input: one K x K Hessian) may take the pass past its budget by
+    // an eighth rather than cost a pass of its own, which would run the whole model again.
+    const int64_t slack = c->bytes <= budget / 16 ? budget / 8 : 0;
+    if (groups.empty() || held + c->bytes > budget + slack) {
       groups.emplace_back();
       held = 0;
     }
