@@ -636,10 +636,11 @@ bool parse_fields(pb::io::CodedInputStream& cis, pb::Message& msg, uint32_t spec
   return rest.empty() || msg.MergeFromString(rest);
 }
 
-/// Payloads of at least this many bytes get pages of their own (make_page_buffer): the weights of a
-/// model loaded late in a process (the self-check's reference) would otherwise land in malloc's
-/// heap, whose freed pages it does not give back, and stay resident after the model is dropped.
-constexpr int kPagePayloadBytes = 256 << 10;
+/// Payloads of kPageBufferMinBytes or more get pages of their own (make_page_buffer): the weights
+/// of a model loaded late in a process (the self-check's reference) would otherwise land in
+/// malloc's heap, whose freed pages it does not give back, and stay resident after the model is
+/// dropped.
+constexpr int kPagePayloadBytes = static_cast<int>(kPageBufferMinBytes);
 
 bool parse_model_stream(pb::io::CodedInputStream& cis, onnx::ModelProto& mp, PagePayloads& payloads) {
   auto tensor = [&](onnx::TensorProto& tp) {

@@ -250,7 +250,7 @@ Tensor Tensor::reshaped(std::vector<int64_t> dims) const {
 Tensor Tensor::clone() const {
   Tensor t = *this;
   if (buf_) {
-    t.buf_ = make_owned_buffer(buf_->size());
+    t.buf_ = buf_->size() >= kPageBufferMinBytes ? make_page_buffer(buf_->size()) : make_owned_buffer(buf_->size());
     if (buf_->size()) std::memcpy(t.buf_->mutable_data(), raw(), buf_->size());
   }
   if (strings_) t.strings_ = std::make_shared<std::vector<std::string>>(*strings_);

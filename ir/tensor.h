@@ -56,8 +56,10 @@ class Buffer {
 std::shared_ptr<Buffer> make_owned_buffer(std::string bytes);
 std::shared_ptr<Buffer> make_owned_buffer(size_t size);  // zero-filled
 /// Zero-filled bytes in an anonymous mapping of their own (whole pages): released to the system the
-/// moment the buffer goes, whatever malloc's heap holds (large initializers read from a file).
+/// moment the buffer goes, whatever malloc's heap holds. Weights of kPageBufferMinBytes or more
+/// take them: read from a file, or cloned by a transform (scaled, clipped) before being replaced.
 std::shared_ptr<Buffer> make_page_buffer(size_t size);
+inline constexpr size_t kPageBufferMinBytes = size_t{256} << 10;
 /// A read-only view of [offset, offset+length) of a memory-mapped file. Throws ModelError when
 /// the file is missing or too short.
 std::shared_ptr<Buffer> map_file_range(const std::string& path, uint64_t offset, int64_t length);

@@ -2,6 +2,7 @@
 #include "transforms/quantize/apply_blocked.h"
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "ir/errors.h"
@@ -41,6 +42,22 @@ std::vector<int32_t> codes_of(const QPoint& p, const ir::Tensor& w, const BlockF
   return codes;
 }
 
+/// Code (k, n) of float weight w [K, N] for point p, read from the recorded codes or rounded from
+/// the recorded scales, one at a time: MatMulNBits' layout reads them column by column, and an
+/// unpacked [K, N] copy would be 4 bytes a weight (113 MB for SmolLM2's LM head).
+std::function<int32_t(int64_t, int64_t)> code_reader(const QPoint& p, const ir::Tensor& w, const BlockFormat& f) {
+  const int64_t K = w.dims()[0], N = w.dims()[1];
+  if (!p.codes.empty()) {
+    check_packed_codes(p.codes, p.dtype, K * N);
+    return [&p, N](int64_t k, int64_t n) { return packed_code_at(p.codes, p.dtype, static_cast<size_t>(k * N + n)); };
+  }
+  const float* x = w.data<float>().data();
+  return [&p, &f, x, N](int64_t k, int64_t n) {
+    const size_t b = static_cast<size_t>((k / f.block_size) * N + n);
+    return block_code(x[static_cast<size_t>(k * N + n)], {p.scale[b], p.zero_point[b]}, f);
+  };
+}
+
 ir::Tensor bytes_tensor(ir::DType dt, const std::vector<int64_t>& dims, const std::string& bytes) {
   ir::Tensor t = ir::Tensor::allocate(dt, dims);
   if (t.nbytes() != bytes.size()) throw InternalError("bytes_tensor: size mismatch");
@@ -69,9 +86,8 @@ class BlockedWriter {
     if (symmetric(p))
       for (int32_t z : p.zero_point)
         if (z != 0) throw ModelError("a symmetric (" + ir::dtype_name(p.dtype) + ") block has zero point " + std::to_string(z));
-    const std::vector<int32_t> codes = codes_of(p, w, f);
-    if (nbits) write_nbits(*v, p, f, codes, K, N, blocks);
-    else write_qdq(*v, p, codes, K, N, blocks);
+    if (nbits) write_nbits(*v, p, f, code_reader(p, w, f), K, N, blocks);
+    else write_qdq(*v, p, codes_of(p, w, f), K, N, blocks);
   }
 
  private:
@@ -96,8 +112,8 @@ class BlockedWriter {
     drop_if_unused(&v);
   }
 
-  void write_nbits(ir::Value& v, const QPoint& p, const BlockFormat& f, const std::vector<int32_t>& codes, int64_t K,
-                   int64_t N, int64_t blocks) {
+  void write_nbits(ir::Value& v, const QPoint& p, const BlockFormat& f, const std::function<int32_t(int64_t, int64_t)>& code,
+                   int64_t K, int64_t N, int64_t blocks) {
     std::vector<ir::Node*> readers;
     for (const ir::Use& u : v.uses) {
       if (u.user->owner != &g_ || !u.user->is("MatMul") || u.input_index != 1)
@@ -110,18 +126,20 @@ class BlockedWriter {
     const int32_t offset = symmetric(p) ? (1 << (f.bits - 1)) : 0;
     // B [N, blocks, blob]: column n's codes along K, unsigned, the last block padded with zeros.
     std::vector<int32_t> col(static_cast<size_t>(blocks * p.block_size));
-    std::string packed;
-    packed.reserve(static_cast<size_t>(N * blocks * blob));
+    ir::Tensor packed = ir::Tensor::allocate(ir::DType::U8, {N, blocks, blob});
+    const size_t col_bytes = static_cast<size_t>(blocks * blob);
     for (int64_t n = 0; n < N; ++n) {
       std::fill(col.begin(), col.end(), 0);
-      for (int64_t k = 0; k < K; ++k) col[static_cast<size_t>(k)] = codes[static_cast<size_t>(k * N + n)] + offset;
-      packed += pack_codes(col, f.bits == 4 ? ir::DType::U4 : ir::DType::U8);
+      for (int64_t k = 0; k < K; ++k) col[static_cast<size_t>(k)] = code(k, n) + offset;
+      const std::string bytes = pack_codes(col, f.bits == 4 ? ir::DType::U4 : ir::DType::U8);
+      if (bytes.size() != col_bytes) throw InternalError("MatMulNBits: a column packs to an unexpected size");
+      std::memcpy(packed.mutable_raw() + static_cast<size_t>(n) * col_bytes, bytes.data(), col_bytes);
     }
     std::vector<float> scales(static_cast<size_t>(N * blocks));
     for (int64_t n = 0; n < N; ++n)
       for (int64_t b = 0; b < blocks; ++b) scales[static_cast<size_t>(n * blocks + b)] = p.scale[static_cast<size_t>(b * N + n)];
     const std::string name = v.name;
-    ir::Value& bv = g_.add_initializer(g_.unique_name(name + "_quantized"), bytes_tensor(ir::DType::U8, {N, blocks, blob}, packed));
+    ir::Value& bv = g_.add_initializer(g_.unique_name(name + "_quantized"), std::move(packed));
     ir::Value& sv = g_.add_initializer(g_.unique_name(name + "_scales"), ir::Tensor::from_vector<float>({N * blocks}, scales));
     ir::Value* zv = nullptr;
     if (!symmetric(p)) {

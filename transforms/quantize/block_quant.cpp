@@ -114,19 +114,26 @@ std::string pack_codes(const std::vector<int32_t>& codes, ir::DType dt) {
   return out;
 }
 
-std::vector<int32_t> unpack_codes(const std::string& bytes, ir::DType dt, int64_t count) {
+void check_packed_codes(const std::string& bytes, ir::DType dt, int64_t count) {
   const bool four = dt == ir::DType::I4 || dt == ir::DType::U4;
   const size_t want = four ? static_cast<size_t>((count + 1) / 2) : static_cast<size_t>(count);
   if (bytes.size() != want)
     throw ModelError("holds " + std::to_string(bytes.size()) + " bytes of codes, expected " + std::to_string(want) +
                      " for " + std::to_string(count) + " " + ir::dtype_name(dt) + " values");
+}
+
+int32_t packed_code_at(const std::string& bytes, ir::DType dt, size_t i) {
+  const bool four = dt == ir::DType::I4 || dt == ir::DType::U4;
   const bool is_signed = dt == ir::DType::I4 || dt == ir::DType::I8;
+  int32_t v = four ? (static_cast<uint8_t>(bytes[i / 2]) >> (i % 2 ? 4 : 0)) & 0x0f : static_cast<uint8_t>(bytes[i]);
+  if (is_signed && v >= (four ? 8 : 128)) v -= four ? 16 : 256;
+  return v;
+}
+
+std::vector<int32_t> unpack_codes(const std::string& bytes, ir::DType dt, int64_t count) {
+  check_packed_codes(bytes, dt, count);
   std::vector<int32_t> out(static_cast<size_t>(count));
-  for (size_t i = 0; i < out.size(); ++i) {
-    int32_t v = four ? (static_cast<uint8_t>(bytes[i / 2]) >> (i % 2 ? 4 : 0)) & 0x0f : static_cast<uint8_t>(bytes[i]);
-    if (is_signed && v >= (four ? 8 : 128)) v -= four ? 16 : 256;
-    out[i] = v;
-  }
+  for (size_t i = 0; i < out.size(); ++i) out[i] = packed_code_at(bytes, dt, i);
   return out;
 }
 

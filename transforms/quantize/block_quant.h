@@ -69,5 +69,9 @@ inline float dequantized(const BlockQuantized& q, int64_t k, int64_t n, int64_t 
 std::string pack_codes(const std::vector<int32_t>& codes, ir::DType dt);
 /// Inverse of pack_codes for `count` codes; ModelError when `bytes` has the wrong length.
 std::vector<int32_t> unpack_codes(const std::string& bytes, ir::DType dt, int64_t count);
+/// Throws the ModelError of unpack_codes when `bytes` cannot hold `count` codes of dt.
+void check_packed_codes(const std::string& bytes, ir::DType dt, int64_t count);
+/// Code i of packed `bytes` (pack_codes' layout), without unpacking the others.
+int32_t packed_code_at(const std::string& bytes, ir::DType dt, size_t i);
 
 }  // namespace mcc::transforms::quantize
