@@ -26,6 +26,7 @@
 #include "ir/npy.h"
 #include "judge/eval_outputs.h"
 #include "judge/per_layer.h"
+#include "judge/probability_outputs.h"
 #include "judge/top1.h"
 #include "judge/verdict.h"
 #include "report/comparison_page.h"
@@ -140,7 +141,8 @@ int run_eval(const EvalOptions& o) {
 
   std::vector<std::string> output_names;
   for (const ir::Value* v : g.outputs) output_names.push_back(v->name);
-  judge::EvalOutputs judged(rules, output_names);
+  // Probability outputs (a Sigmoid's): read from the reference when there is one (the float model).
+  judge::EvalOutputs judged(rules, output_names, judge::probability_outputs(ref ? *ref->model.graph : g));
   nlohmann::ordered_json samples_json = nlohmann::ordered_json::array();
 
   std::vector<std::string> dirs;

@@ -9,6 +9,7 @@
 #include "ir/errors.h"
 #include "ir/free_memory.h"
 #include "ir/sample_data.h"
+#include "judge/probability_outputs.h"
 #include "judge/reference_outputs.h"
 
 namespace mcc::judge {
@@ -54,6 +55,10 @@ void add_sample(OutputAgreement& a, const backends::RValue& got, const backends:
   // so no top-1 verdict (the argmax of a feature row means nothing).
   if (masked) m.top1_agree.reset();
   if (!m.comparable) throw ModelError("output '" + a.stats.name + "': " + m.mismatch + " against the reference");
+  if (a.probability && !masked && nothing_in_both(got.tensor, want.tensor)) {
+    mark_agreeing(m);
+    ++a.stats.nothing_samples;
+  }
   a.stats.add(m);
   if (!label || !m.top1_agree) return;
   const auto got_class = backends::top1_class(got.tensor), want_class = backends::top1_class(want.tensor);
@@ -75,6 +80,7 @@ std::vector<OutputAgreement> measure_agreement(const ir::Model& model, ir::Model
   // Both models' weights are held while the reference runs: no second copy of them for speed
   // when they are large (the reference is the float model).
   eo.keep_weight_copies = !backends::lean_weight_copies(reference);
+  const std::vector<bool> probability = probability_outputs(*reference.graph);
   // The reference runs first, over every sample; its weights are dropped before the model runs.
   ReferenceOutputs wants;
   {
@@ -88,7 +94,10 @@ std::vector<OutputAgreement> measure_agreement(const ir::Model& model, ir::Model
   ir::release_free_memory();
   backends::Executor exec(model, eo);
   std::vector<OutputAgreement> out(g.outputs.size());
-  for (size_t k = 0; k < out.size(); ++k) out[k].stats.name = g.outputs[k]->name;
+  for (size_t k = 0; k < out.size(); ++k) {
+    out[k].stats.name = g.outputs[k]->name;
+    out[k].probability = probability[k];
+  }
   // A KV-cache decoder's present.* outputs are the cache the next step reads: how much the
   // compression moved them shows in that step's logits, not in a cosine of its own (int4 weights
   // leave the value cache at cosine 0.83-0.99 with the logits' perplexity ratio at 1.05).

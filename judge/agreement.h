@@ -6,7 +6,8 @@
 // measured (they are listed as skipped). Sequence outputs (sequence_metrics.h): causal-LM logits
 // are scored token by token (perplexity ratio, next-token agreement, KL) instead of by cosine,
 // and outputs shaped like a padded sample's attention_mask are compared on unmasked positions.
-// A KV-cache decoder's present.* outputs are skipped: the logits judge them.
+// A KV-cache decoder's present.* outputs are skipped: the logits judge them. A sample where both
+// models see nothing in a probability output agrees (probability_outputs.h).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@ struct OutputAgreement {
   bool lm = false;                                   // causal-LM logits, judged by `sequence`
   SequenceStats sequence;
   int64_t positions_kept = 0, positions_all = 0;     // masked comparison (unmasked / all positions)
+  bool probability = false;                          // written by a Sigmoid (probability_outputs.h)
 };
 
 struct AgreementInput {

@@ -47,6 +47,8 @@ json budget_figures(const std::vector<OutputAgreement>& outputs, const Budget& b
     } else {
       json f = figure(s.name, "cosine_mean", s.cosine_mean(), b.min_cosine, true, s.samples, s.cosine_interval());
       f["worst_sample_cosine"] = round6(s.cosine_min);
+      // Probability outputs: samples where both models see nothing, counted as agreeing.
+      if (s.nothing_samples > 0) f["samples_nothing_in_both"] = s.nothing_samples;
       if (a.positions_all > 0) {
         f["masked_by"] = "attention_mask";
         f["positions_compared"] = a.positions_kept;

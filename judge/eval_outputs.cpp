@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ir/errors.h"
+#include "judge/probability_outputs.h"
 #include "judge/sequence_figures.h"
 
 namespace mcc::judge {
@@ -30,10 +31,12 @@ std::string missed(const nlohmann::ordered_json& figures) {
 
 }  // namespace
 
-EvalOutputs::EvalOutputs(VerdictRules rules, const std::vector<std::string>& outputs) : rules_(std::move(rules)) {
-  for (const auto& name : outputs) {
+EvalOutputs::EvalOutputs(VerdictRules rules, const std::vector<std::string>& outputs, const std::vector<bool>& probability)
+    : rules_(std::move(rules)) {
+  for (size_t k = 0; k < outputs.size(); ++k) {
     JudgedOutput o;
-    o.stats.name = name;
+    o.stats.name = outputs[k];
+    o.probability = k < probability.size() && probability[k];
     outputs_.push_back(std::move(o));
   }
 }
@@ -59,6 +62,11 @@ nlohmann::ordered_json EvalOutputs::add_sample(const std::string& sample, const 
     }
     OutputJudgement j;
     const bool masked = tensors && !a.lm && is_masked(got[k].tensor, seq) && got[k].tensor.dims() == want[k]->tensor.dims();
+    const bool nothing = a.probability && tensors && !masked && nothing_in_both(got[k].tensor, want[k]->tensor);
+    if (nothing) {  // both see nothing: agrees; allclose rules still apply
+      rules.min_cosine = 0;
+      rules.min_snr_db = -std::numeric_limits<double>::infinity();
+    }
     if (masked) {
       const auto [kept, all] = mask_counts(seq.mask);
       a.positions_kept += kept;
@@ -72,6 +80,10 @@ nlohmann::ordered_json EvalOutputs::add_sample(const std::string& sample, const 
     if (j.kind != "none" || a.stats.samples == 0) a.kind = j.kind;
     // Unmasked rows are [positions, features], not class scores: no top-1 figure.
     if (masked) j.metrics.top1_agree.reset();
+    if (nothing) {
+      mark_agreeing(j.metrics);
+      ++a.stats.nothing_samples;
+    }
     const auto& m = j.metrics;
     a.stats.add(m);
     ++compared_;
@@ -121,6 +133,7 @@ nlohmann::ordered_json EvalOutputs::outputs_json() const {
                                        {"row_cosine_min", s.row_cosine_min}});
     if (a.positions_all > 0)
       oj["masked"] = {{"by", "attention_mask"}, {"positions_compared", a.positions_kept}, {"positions", a.positions_all}};
+    if (s.nothing_samples > 0) oj["samples_nothing_in_both"] = s.nothing_samples;
     if (a.lm) oj["judged_by"] = "token figures (see \"sequence\")";
     if (!a.first_failure.empty()) oj["first_failure"] = a.first_failure;
     out.push_back(std::move(oj));

@@ -29,11 +29,13 @@ struct JudgedOutput {
   bool lm = false;              // causal-LM logits: judged by `sequence`
   SequenceStats sequence;
   int64_t positions_kept = 0, positions_all = 0;  // masked comparison: unmasked positions, all positions
+  bool probability = false;     // written by a Sigmoid: a sample where both see nothing agrees (probability_outputs.h)
 };
 
 class EvalOutputs {
  public:
-  EvalOutputs(VerdictRules rules, const std::vector<std::string>& outputs);
+  /// `probability`: per output, written by a Sigmoid (probability_outputs.h); empty: none is.
+  EvalOutputs(VerdictRules rules, const std::vector<std::string>& outputs, const std::vector<bool>& probability = {});
 
   /// Judges one sample's outputs against the expected ones (absent: not compared, but an LM
   /// output's perplexity is still scored); `seq` are the sample's token ids and attention mask.

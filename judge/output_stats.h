@@ -23,6 +23,7 @@ struct OutputStats {
   int top1_samples = 0, top1_agree = 0; // samples with class scores, and those whose top-1 agrees
   int64_t rows = 0;                     // rows along the last axis, over all samples
   double row_cosine_sum = 0, row_cosine_min = 1;
+  int nothing_samples = 0;              // probability outputs: samples judged agreeing (probability_outputs.h)
 
   /// Folds one sample's metrics in.
   void add(const backends::TensorMetrics& m);

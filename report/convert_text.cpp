@@ -5,6 +5,7 @@
 
 #include "io/terminal.h"
 #include "judge/interval.h"
+#include "judge/probability_outputs.h"
 
 namespace mcc::report {
 namespace {
@@ -43,6 +44,9 @@ void print_check_lines(const nlohmann::ordered_json& record, size_t rejected) {
     line += " on " + (c.contains("tokens") ? std::to_string(c.value("tokens", int64_t{0})) + " tokens of " : std::string()) +
             std::to_string(c.value("samples", 0)) + (held_back ? " held-back" : "") + " sample(s)";
     if (c.contains("worst_sample_cosine")) line += " (worst sample " + num(c["worst_sample_cosine"]) + ")";
+    if (c.contains("samples_nothing_in_both"))
+      line += " (" + num(c["samples_nothing_in_both"]) + " with every probability under " +
+              num(judge::kNothingProbability) + " in both: agree)";
     if (metric == "top1_drop_points") line += " (top-1 " + num(c["top1"]) + "% vs " + num(c["reference_top1"]) + "% for the input model)";
     io::print_out("%s: %s\n", line.c_str(), verdict_word(c.value("verdict", "")).c_str());
   }

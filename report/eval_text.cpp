@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "io/terminal.h"
+#include "judge/probability_outputs.h"
 
 namespace mcc::report {
 namespace {
@@ -36,6 +37,9 @@ void print_eval_outputs(const judge::EvalOutputs& outputs) {
     if (rules.row_cosine(s.name) && s.rows > 0)
       io::print_out("%-28s row cosine over %lld rows: mean %.6f, min %.6f\n", s.name.c_str(), static_cast<long long>(s.rows),
                 s.row_cosine_mean(), s.row_cosine_min);
+    if (s.nothing_samples > 0)
+      io::print_out("%-28s %d of %d sample(s) with every probability under %g in both models: judged as agreeing\n",
+                    s.name.c_str(), s.nothing_samples, s.samples, judge::kNothingProbability);
   }
   if (rules.atol_scaled) {
     std::string used;

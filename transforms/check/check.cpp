@@ -61,7 +61,8 @@ void check_record_shape(const json& rec) {
     if (!c.is_object() || !c.contains("output") || !c["output"].is_string() || !c.contains("metric") ||
         !c["metric"].is_string() || !c.contains("verdict") || !c["verdict"].is_string())
       throw bad("a check without output, metric and verdict");
-    for (const char* k : {"value", "threshold", "samples", "tokens", "worst_sample_cosine", "top1", "reference_top1"})
+    for (const char* k : {"value", "threshold", "samples", "tokens", "worst_sample_cosine", "top1", "reference_top1",
+                          "samples_nothing_in_both"})
       if (c.contains(k) && !c[k].is_number() && !c[k].is_null()) throw bad(std::string("'") + k + "' is not a number");
     if (c.contains("interval") && (!c["interval"].is_array() || c["interval"].size() != 2 ||
                                    !(c["interval"][0].is_number() || c["interval"][0].is_null()) ||

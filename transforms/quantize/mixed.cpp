@@ -35,6 +35,7 @@
 #include "ir/errors.h"
 #include "ir/onnx_io.h"
 #include "ir/sample_data.h"
+#include "judge/probability_outputs.h"
 
 namespace mcc::transforms::quantize {
 
@@ -95,7 +96,10 @@ std::vector<bool> join_float_runs(std::vector<bool> use, const std::vector<bool>
 
 OutputProbe::OutputProbe(const ir::Model& float_model, const std::vector<std::string>& sample_dirs, int threads,
                          json corrections)
-    : bytes_(ir::serialize_model(float_model)), threads_(threads), corrections_(std::move(corrections)) {
+    : bytes_(ir::serialize_model(float_model)),
+      threads_(threads),
+      corrections_(std::move(corrections)),
+      probability_(judge::probability_outputs(*float_model.graph)) {
   backends::ExecOptions eo;
   eo.threads = threads_;
   eo.fuse = false;  // node by node, as the candidates below are run
@@ -155,9 +159,8 @@ double OutputProbe::mean_cosine(const Plan& plan) {
     for (size_t o = 0; o < got.size() && o < want_[s].size(); ++o) {
       if (!want_[s][o].defined()) continue;
       const auto& r = got[o];
-      sum += r.kind == backends::RValue::Kind::Tensor && r.tensor.defined() && r.tensor.dtype() == ir::DType::F32
-                 ? cosine(r.tensor, want_[s][o])
-                 : 0.0;
+      const bool f32 = r.kind == backends::RValue::Kind::Tensor && r.tensor.defined() && r.tensor.dtype() == ir::DType::F32;
+      if (f32) sum += probability_[o] && judge::nothing_in_both(r.tensor, want_[s][o]) ? 1.0 : cosine(r.tensor, want_[s][o]);
       ++n;
     }
   }

@@ -23,7 +23,8 @@ class OutputProbe {
   /// `corrections`: bias corrections (record.bias_correction.corrected) applied to every copy.
   OutputProbe(const ir::Model& float_model, const std::vector<std::string>& sample_dirs, int threads,
               nlohmann::ordered_json corrections);
-  /// Mean over samples and float32 outputs of cos(outputs with `plan`, float outputs).
+  /// Mean over samples and float32 outputs of cos(outputs with `plan`, float outputs); a probability
+  /// output where both see nothing counts 1, as the check judges it.
   double mean_cosine(const Plan& plan);
   int64_t evaluations() const { return evaluations_; }
   size_t samples() const { return feeds_.size(); }
@@ -34,6 +35,7 @@ class OutputProbe {
   nlohmann::ordered_json corrections_;
   std::vector<std::vector<std::pair<std::string, ir::Tensor>>> feeds_;
   std::vector<std::vector<ir::Tensor>> want_;  // float outputs (undefined for non-float32 outputs)
+  std::vector<bool> probability_;               // per output: a Sigmoid's (judge/probability_outputs.h)
   int64_t evaluations_ = 0;
 };
 
