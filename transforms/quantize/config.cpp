@@ -90,6 +90,7 @@ Config read_config(const Options& o) {
   c.select.need_quantized_output = c.target->need_quantized_output;
   c.select.same_scale_output = c.target->same_scale_output;
   c.select.float_inputs_from = c.target->float_inputs_from;
+  c.select.float_scalar_steps = c.target->float_scalar_steps;
   c.select.defaults.per_channel = o.get_bool("per_channel");
   // activation_type=target: the target's type for static activations (the run-time quantized
   // modes take uint8 and refuse anything else below).

@@ -30,6 +30,14 @@ ir::DType widest(ir::DType a, ir::DType b) {
   return make_type(std::max(bits_of(a), bits_of(b)), is_signed(a) || is_signed(b));
 }
 
+/// Add or Mul with a one-element constant operand: a scalar affine step.
+bool is_scalar_step(const ir::Node& n) {
+  if (!n.is("Add") && !n.is("Mul")) return false;
+  for (const ir::Value* in : n.inputs)
+    if (in && in->initializer && in->initializer->numel() == 1) return true;
+  return false;
+}
+
 bool is_dq_output(const ir::Value* v) {
   return v && v->producer && (v->producer->op_type == "DequantizeLinear" || v->producer->op_type == "QuantizeLinear");
 }
@@ -155,6 +163,10 @@ Selection select(ir::Model& model, const SelectConfig& cfg, NodeFilter& excludes
     };
     if (ex) {
       skip("excluded by '" + ex->text + "'");
+      continue;
+    }
+    if (cfg.float_scalar_steps && is_scalar_step(*n)) {
+      skip("a scalar affine step: it runs float between its input's DequantizeLinear and the next QuantizeLinear");
       continue;
     }
     Settings s = cfg.defaults;

@@ -67,6 +67,7 @@ struct SelectConfig {
   OpSet need_quantized_output;  // kept only while their output is quantized (quantize/target.h)
   OpSet same_scale_output;      // output shares the input's scale (quantize/target.h)
   OpSet float_inputs_from;      // activations these ops produce stay float (quantize/target.h)
+  bool float_scalar_steps = false;  // Add/Mul by a one-element constant stay float (quantize/target.h)
   Settings defaults;
   bool symmetric_activations = false;
 };

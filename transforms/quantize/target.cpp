@@ -18,6 +18,7 @@ const std::vector<Target>& targets() {
                                  "HardSwish", "LeakyRelu", "MaxPool", "Mul", "Reshape", "Resize", "Sigmoid", "Squeeze",
                                  "Transpose", "Unsqueeze"},
        .same_scale_output = {"Concat", "Flatten", "MaxPool", "Reshape", "Resize", "Squeeze", "Transpose", "Unsqueeze"},
+       .float_scalar_steps = true,
        .per_channel_activations = false,
        .float_run_gap = 24,
        .float_weights_beside_float_input = true,

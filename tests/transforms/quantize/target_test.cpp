@@ -232,3 +232,44 @@ TEST_CASE("quantize target=ort: a layer whose input stays float keeps float weig
   CHECK(weight_dequantized(generic, "W1"));
   CHECK_FALSE(g.record["mixed"].contains("float_run_gap"));
 }
+
+TEST_CASE("quantize target=ort: a chain of scalar affine steps (Mul, Add by one-element constants) is rounded once") {
+  // X -> conv1 -> c1 -> Relu -> r1 -> Mul(r1, 0.7) -> a1 -> Add(a1, -0.2) -> a2 -> conv2 -> Y
+  auto net = [] {
+    ir::Model m = test::empty_model(13);
+    ir::Graph& g = *m.graph;
+    ir::Value& x = add_input(g, "X", {1, 4, 8, 8});
+    auto& c1 = add_node(g, "Conv", "conv1", {&x, &add_random_init(g, "W1", {8, 4, 3, 3}, 11), &add_random_init(g, "B1", {8}, 12)},
+                        {"c1"}, 13, {attr_ints("pads", {1, 1, 1, 1})});
+    auto& r1 = add_node(g, "Relu", "relu1", {c1.outputs[0]}, {"r1"}, 13);
+    auto& a1 = add_node(g, "Mul", "scale1", {r1.outputs[0], &g.add_initializer("k", ir::Tensor::from_vector<float>({1}, {0.7f}))},
+                        {"a1"}, 13);
+    auto& a2 = add_node(g, "Add", "shift1", {a1.outputs[0], &g.add_initializer("b", ir::Tensor::from_vector<float>({1}, {-0.2f}))},
+                        {"a2"}, 13);
+    auto& y = add_node(g, "Conv", "conv2", {a2.outputs[0], &add_random_init(g, "W2", {6, 8, 1, 1}, 13)}, {"Y"}, 13);
+    test::mark_output(g, *y.outputs[0]);
+    return m;
+  };
+  test::CalibDir calib(kDims, 6, 5300);
+  ir::Model ort = net(), generic = net();
+  const auto feeds = test::random_feeds(ort, 7);
+  const auto before = test::run_cpu(ort, feeds);
+  const auto r = run_quantize(ort, {{"calib", calib.path()}, {"target", "ort"}});
+  // Only conv2's input is quantized after conv1: the steps run float between DQ and Q.
+  CHECK(producer_op(ort, "a2") == "DequantizeLinear");
+  CHECK(producer_op(ort, "a1") == "Mul");
+  CHECK(producer_op(ort, "r1") == "Relu");
+  const auto points = activation_points(r.record);
+  CHECK(points.count("a2") == 1);
+  CHECK(points.count("a1") == 0);
+  CHECK(points.count("r1") == 0);
+  int steps_skipped = 0;
+  for (const auto& s : r.record["skipped_nodes"])
+    steps_skipped += s["reason"].get<std::string>().find("scalar affine step") != std::string::npos;
+  CHECK(steps_skipped == 2);
+  CHECK(cosine(before[0], test::run_cpu(ort, feeds)[0]) > 0.99);
+  // generic never quantized the steps (not weighted ops): nothing to record there.
+  const auto g = run_quantize(generic, {{"calib", calib.path()}, {"target", "generic"}});
+  for (const auto& s : g.record["skipped_nodes"])
+    CHECK(s["reason"].get<std::string>().find("scalar affine step") == std::string::npos);
+}
