@@ -311,9 +311,24 @@ def ort_dynamic(model):
     return make
 
 
+def import_nncf():
+    """NNCF, for ONNX models only: it imports torch when one is installed, and an older torch (Debian's
+    python3-torch has no torch.uint16) breaks that import although the ONNX path never uses it."""
+    try:
+        import torch
+        if not hasattr(torch, "uint16"):
+            for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
+                del sys.modules[k]
+            sys.modules["torch"] = None
+    except ImportError:
+        pass
+    import nncf
+    return nncf
+
+
 def nncf_default(model, calib):
     def make(out):
-        import nncf
+        nncf = import_nncf()
         nncf.set_log_level(logging.ERROR)
         onnx.save(nncf.quantize(onnx.load(model), nncf.Dataset(calib), subset_size=len(calib)), out)
     return make
