@@ -8,9 +8,11 @@
 #include <optional>
 #include <vector>
 
+#include "judge/agreement.h"
 #include "judge/eval_outputs.h"
 #include "judge/probability_outputs.h"
 #include "support/graph_builder.h"
+#include "transforms/quantize/quantize_test_util.h"
 
 namespace judge = mcc::judge;
 using mcc::ir::Tensor;
@@ -18,6 +20,19 @@ using mcc::ir::Tensor;
 namespace {
 
 Tensor map_of(std::vector<float> v) { return Tensor::from_vector<float>({1, 1, 2, static_cast<int64_t>(v.size() / 2)}, v); }
+
+/// Y = Sigmoid(X * a + b), X [1, 8].
+mcc::ir::Model sigmoid_model(float a, float b) {
+  return mcc::test::parse_onnx_text(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,8] X) => (float[1,8] Y) {
+      a = Constant<value = float {)" + std::to_string(a) + R"(}>()
+      b = Constant<value = float {)" + std::to_string(b) + R"(}>()
+      m = Mul(X, a)
+      s = Add(m, b)
+      Y = Sigmoid(s)
+    })");
+}
 
 /// One sample of one output through EvalOutputs under the int8 rules; returns the judged output.
 judge::JudgedOutput eval_one(const Tensor& got, const Tensor& want, bool probability) {
@@ -75,4 +90,20 @@ TEST_CASE("eval: an empty probability map agrees however its near-zero values po
   const auto spurious = eval_one(map_of({0.f, 0.f, 0.f, 0.f, 0.f, 0.6f}), want, true);
   CHECK(spurious.failed == 1);
   CHECK(spurious.stats.nothing_samples == 0);
+}
+
+TEST_CASE("check: samples where the reference and the model both see nothing agree; a model that sees something is compared") {
+  mcc::test::CalibDir samples({1, 8}, 6, 4100);  // X in [0, 1]
+  judge::AgreementInput in;
+  for (int i = 0; i < 6; ++i) in.sample_dirs.push_back(samples.path() + "/s" + std::to_string(i));
+  // Reference e^(x-12), the model e^(-3x-10.5): both under 1e-4, pointing different ways.
+  const auto quiet = judge::measure_agreement(sigmoid_model(-3.f, -10.5f), sigmoid_model(1.f, -12.f), in);
+  REQUIRE(quiet.size() == 1);
+  CHECK(quiet[0].probability);
+  CHECK(quiet[0].stats.nothing_samples == 6);
+  CHECK(quiet[0].stats.cosine_mean() == doctest::Approx(1.0));
+  // The model's probabilities reach 0.27: compared by cosine as any output.
+  const auto loud = judge::measure_agreement(sigmoid_model(-3.f, -1.f), sigmoid_model(1.f, -12.f), in);
+  CHECK(loud[0].stats.nothing_samples == 0);
+  CHECK(loud[0].stats.cosine_mean() < 0.99);
 }
