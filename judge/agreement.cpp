@@ -55,10 +55,7 @@ void add_sample(OutputAgreement& a, const backends::RValue& got, const backends:
   // so no top-1 verdict (the argmax of a feature row means nothing).
   if (masked) m.top1_agree.reset();
   if (!m.comparable) throw ModelError("output '" + a.stats.name + "': " + m.mismatch + " against the reference");
-  if (a.probability && !masked && nothing_in_both(got.tensor, want.tensor)) {
-    mark_agreeing(m);
-    ++a.stats.nothing_samples;
-  }
+  if (a.probability && !masked && nothing_in_both(got.tensor, want.tensor)) count_as_agreeing(m, a.stats);
   a.stats.add(m);
   if (!label || !m.top1_agree) return;
   const auto got_class = backends::top1_class(got.tensor), want_class = backends::top1_class(want.tensor);

@@ -80,10 +80,7 @@ nlohmann::ordered_json EvalOutputs::add_sample(const std::string& sample, const 
     if (j.kind != "none" || a.stats.samples == 0) a.kind = j.kind;
     // Unmasked rows are [positions, features], not class scores: no top-1 figure.
     if (masked) j.metrics.top1_agree.reset();
-    if (nothing) {
-      mark_agreeing(j.metrics);
-      ++a.stats.nothing_samples;
-    }
+    if (nothing) count_as_agreeing(j.metrics, a.stats);
     const auto& m = j.metrics;
     a.stats.add(m);
     ++compared_;

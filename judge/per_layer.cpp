@@ -13,6 +13,7 @@
 #include "ir/dims_text.h"
 #include "ir/errors.h"
 #include "judge/output_stats.h"
+#include "judge/passthrough_ops.h"
 
 namespace mcc::judge {
 namespace {
@@ -22,11 +23,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kOutlierFactor = 10.0;       // introduced noise >= 10x the median quantized layer
 constexpr double kMaxIntroducedSnrDb = 30.0;  // a layer adding < 0.1 % noise power is never suggested
 constexpr double kLoneWorstSnrDb = 20.0;      // no outlier: suggest the worst when it adds > 1 %
-
-bool is_passthrough(const ir::Node& n) {
-  return n.is("DequantizeLinear") || n.is("QuantizeLinear") || n.is("Cast") ||
-         n.is("DequantizeLinear", "com.microsoft") || n.is("QuantizeLinear", "com.microsoft");
-}
 
 bool is_dequantize(const ir::Node& n) { return n.is("DequantizeLinear") || n.is("DequantizeLinear", "com.microsoft"); }
 

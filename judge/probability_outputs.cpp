@@ -3,6 +3,8 @@
 
 #include <limits>
 
+#include "judge/passthrough_ops.h"
+
 namespace mcc::judge {
 namespace {
 
@@ -19,9 +21,7 @@ std::vector<bool> probability_outputs(const ir::Graph& g) {
   std::vector<bool> out;
   for (const ir::Value* v : g.outputs) {
     const ir::Node* n = v ? v->producer : nullptr;
-    while (n && (n->is("QuantizeLinear") || n->is("DequantizeLinear") || n->is("Cast")) && !n->inputs.empty() &&
-           n->inputs[0])
-      n = n->inputs[0]->producer;
+    while (n && is_passthrough(*n) && n->input(0)) n = n->input(0)->producer;
     out.push_back(n && n->is("Sigmoid"));
   }
   return out;
@@ -33,9 +33,10 @@ bool nothing_in_both(const ir::Tensor& got, const ir::Tensor& want) {
   return below_limit(got) && below_limit(want);
 }
 
-void mark_agreeing(backends::TensorMetrics& m) {
+void count_as_agreeing(backends::TensorMetrics& m, OutputStats& stats) {
   m.cosine = 1;
   m.snr_db = std::numeric_limits<double>::infinity();
+  ++stats.nothing_samples;
 }
 
 }  // namespace mcc::judge

@@ -12,6 +12,7 @@
 
 #include "backends/compare.h"
 #include "ir/graph.h"
+#include "judge/output_stats.h"
 
 namespace mcc::judge {
 
@@ -19,14 +20,15 @@ namespace mcc::judge {
 /// 0.25+), and above the 1/255 step of an 8-bit [0, 1] value.
 constexpr double kNothingProbability = 0.01;
 
-/// Per output of `g`, in order: written by a Sigmoid, directly or through QuantizeLinear,
-/// DequantizeLinear or Cast (a quantized model's output).
+/// Per output of `g`, in order: written by a Sigmoid, directly or through the ops of
+/// passthrough_ops.h (a quantized model's output).
 std::vector<bool> probability_outputs(const ir::Graph& g);
 
 /// Both are float32 tensors of equal size whose every value lies in [0, kNothingProbability).
 bool nothing_in_both(const ir::Tensor& got, const ir::Tensor& want);
 
-/// The metrics of a sample judged as agreeing: cosine 1 and SNR +inf; errors stay as measured.
-void mark_agreeing(backends::TensorMetrics& m);
+/// Judges a sample as agreeing: its metrics get cosine 1 and SNR +inf (errors stay as measured),
+/// and `stats` counts it among nothing_samples. Call before folding `m` into `stats`.
+void count_as_agreeing(backends::TensorMetrics& m, OutputStats& stats);
 
 }  // namespace mcc::judge
