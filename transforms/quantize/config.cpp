@@ -91,6 +91,7 @@ Config read_config(const Options& o) {
   c.select.same_scale_output = c.target->same_scale_output;
   c.select.float_inputs_from = c.target->float_inputs_from;
   c.select.float_scalar_steps = c.target->float_scalar_steps;
+  c.select.float_image_stem = c.target->float_image_stem;
   c.select.defaults.per_channel = o.get_bool("per_channel");
   // activation_type=target: the target's type for static activations (the run-time quantized
   // modes take uint8 and refuse anything else below).

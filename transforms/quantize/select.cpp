@@ -9,6 +9,7 @@
 
 #include "ir/errors.h"
 #include "transforms/pipeline/pass_registry.h"
+#include "transforms/quantize/image_stem.h"
 
 namespace mcc::transforms::quantize {
 
@@ -150,6 +151,10 @@ Selection select(ir::Model& model, const SelectConfig& cfg, NodeFilter& excludes
     all_names.push_back(node_label(*n));
     if (n->op_type == "QuantizeLinear" || n->op_type == "DequantizeLinear") sel.already_quantized = true;
   }
+  const auto ruled = [&rules](const ir::Node& n) {
+    return std::any_of(rules.begin(), rules.end(), [&n](const Rule& r) { return r.matcher.matches(n); });
+  };
+  const ImageStem stem = cfg.float_image_stem ? find_image_stem(g, ruled) : ImageStem{};
   for (ir::Node* n : g.nodes()) {
     const std::string label = node_label(*n);
     // Exclusions apply to every node (a name, output name, op type or regex).
@@ -167,6 +172,10 @@ Selection select(ir::Model& model, const SelectConfig& cfg, NodeFilter& excludes
     }
     if (cfg.float_scalar_steps && is_scalar_step(*n)) {
       skip("a scalar affine step: it runs float between its input's DequantizeLinear and the next QuantizeLinear");
+      continue;
+    }
+    if (stem.nodes.count(n)) {
+      skip("the image stem: it runs float, and so does the layer reading its output (quantize/image_stem.h)");
       continue;
     }
     Settings s = cfg.defaults;
@@ -201,6 +210,10 @@ Selection select(ir::Model& model, const SelectConfig& cfg, NodeFilter& excludes
     for (int i : c.slots.activations) {
       const ir::Value* v = c.node->input(static_cast<size_t>(i));
       if (!v || v->initializer || is_dq_output(v)) continue;
+      if (stem.values.count(v)) {
+        spdlog::debug("quantize: '{}' stays float: the image stem writes it", v->name);
+        continue;
+      }
       if (v->producer && cfg.float_inputs_from.count(v->producer->op_type)) {
         spdlog::debug("quantize: '{}' (from {}) stays float: the target cannot take it quantized", v->name,
                       v->producer->op_type);

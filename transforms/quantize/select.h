@@ -68,6 +68,7 @@ struct SelectConfig {
   OpSet same_scale_output;      // output shares the input's scale (quantize/target.h)
   OpSet float_inputs_from;      // activations these ops produce stay float (quantize/target.h)
   bool float_scalar_steps = false;  // Add/Mul by a one-element constant stay float (quantize/target.h)
+  bool float_image_stem = false;    // the first convolution on the input image stays float (quantize/image_stem.h)
   Settings defaults;
   bool symmetric_activations = false;
 };

@@ -19,6 +19,7 @@ const std::vector<Target>& targets() {
                                  "Transpose", "Unsqueeze"},
        .same_scale_output = {"Concat", "Flatten", "MaxPool", "Reshape", "Resize", "Squeeze", "Transpose", "Unsqueeze"},
        .float_scalar_steps = true,
+       .float_image_stem = true,
        .per_channel_activations = false,
        .float_run_gap = 24,
        .float_weights_beside_float_input = true,

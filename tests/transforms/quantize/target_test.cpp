@@ -273,3 +273,57 @@ TEST_CASE("quantize target=ort: a chain of scalar affine steps (Mul, Add by one-
   for (const auto& s : g.record["skipped_nodes"])
     CHECK(s["reason"].get<std::string>().find("scalar affine step") == std::string::npos);
 }
+
+TEST_CASE("quantize target=ort: the image stem (first conv on a 3-channel input, its SiLU) and its reader run float") {
+  // X[1,3,8,8] -> stem -> c1 -> SiLU (Sigmoid, Mul) -> m1 -> conv2 -> c2 -> Relu -> r2 -> conv3 -> Y
+  auto net = [] {
+    ir::Model m = test::empty_model(13);
+    ir::Graph& g = *m.graph;
+    ir::Value& x = add_input(g, "X", {1, 3, 8, 8});
+    auto& c1 = add_node(g, "Conv", "stem", {&x, &add_random_init(g, "W1", {8, 3, 3, 3}, 21), &add_random_init(g, "B1", {8}, 22)},
+                        {"c1"}, 13, {attr_ints("pads", {1, 1, 1, 1})});
+    auto& s1 = add_node(g, "Sigmoid", "sig1", {c1.outputs[0]}, {"s1"}, 13);
+    auto& m1 = add_node(g, "Mul", "mul1", {c1.outputs[0], s1.outputs[0]}, {"m1"}, 13);
+    auto& c2 = add_node(g, "Conv", "conv2", {m1.outputs[0], &add_random_init(g, "W2", {8, 8, 1, 1}, 23)}, {"c2"}, 13);
+    auto& r2 = add_node(g, "Relu", "relu2", {c2.outputs[0]}, {"r2"}, 13);
+    auto& y = add_node(g, "Conv", "conv3", {r2.outputs[0], &add_random_init(g, "W3", {4, 8, 1, 1}, 24)}, {"Y"}, 13);
+    test::mark_output(g, *y.outputs[0]);
+    return m;
+  };
+  const std::vector<int64_t> dims = {1, 3, 8, 8};
+  test::CalibDir calib(dims, 6, 5400);
+  ir::Model ort = net(), generic = net();
+  const auto feeds = test::random_feeds(ort, 9);
+  const auto before = test::run_cpu(ort, feeds);
+  const auto r = run_quantize(ort, {{"calib", calib.path()}, {"target", "ort"}});
+  CHECK_NOTHROW(ir::verify(ort));
+  const auto points = activation_points(r.record);
+  // The stem reads X float, its SiLU stays float, and conv2 (reading the SiLU) runs float with
+  // float weights; conv2's output onwards is int8.
+  for (const char* v : {"X", "c1", "s1", "m1"}) {
+    INFO(v);
+    CHECK(points.count(v) == 0);
+  }
+  CHECK(producer_op(ort, "m1") == "Mul");
+  CHECK(points.count("r2") == 1);
+  CHECK(producer_op(ort, "r2") == "DequantizeLinear");
+  std::set<std::string> stem_nodes;
+  for (const auto& s : r.record["skipped_nodes"])
+    if (s["reason"].get<std::string>().find("image stem") != std::string::npos) stem_nodes.insert(s["node"].get<std::string>());
+  CHECK(stem_nodes == std::set<std::string>{"stem", "sig1", "mul1"});
+  std::set<std::string> float_weights;
+  for (const auto& s : r.record["skipped_tensors"]) float_weights.insert(s["tensor"].get<std::string>());
+  CHECK(float_weights.count("W2") == 1);
+  CHECK(r.record["stats"]["weights"] == 1);  // W3 only
+  CHECK(cosine(before[0], test::run_cpu(ort, feeds)[0]) > 0.99);
+  // generic has no such rule: the image input is quantized.
+  const auto g = run_quantize(generic, {{"calib", calib.path()}, {"target", "generic"}});
+  CHECK(activation_points(g.record).count("X") == 1);
+  CHECK(g.record["stats"]["weights"] == 3);
+  // A per-layer rule naming the stem decides for it: quantized, and so is what follows.
+  ir::Model ruled = net();
+  const auto rr = run_quantize(ruled, {{"calib", calib.path()}, {"target", "ort"}, {"rules", "stem:per_tensor"}});
+  CHECK(activation_points(rr.record).count("X") == 1);
+  CHECK(activation_points(rr.record).count("m1") == 1);
+  CHECK(rr.record["stats"]["weights"] == 3);
+}
