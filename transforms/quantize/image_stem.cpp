@@ -4,16 +4,21 @@
 #include <string_view>
 
 #include "ir/op_attrs.h"
+#include "ir/op_facts.h"
 
 namespace mcc::transforms::quantize {
 
 namespace {
 
-/// Elementwise ops that follow a convolution as its activation (or a folded affine step).
+/// An op that follows a convolution as its activation or a folded affine step: a value-wise op by
+/// the shared op table (output shape of input 0, each channel from its own: Relu, Clip, HardSwish,
+/// Sigmoid, Gelu, ...), or one combining the stem's values with constants or with each other (SiLU's
+/// Mul, a scalar scale and shift, PRelu's slopes, an unfolded BatchNormalization).
 bool is_activation_step(const ir::Node& n) {
-  static const std::set<std::string_view> ops{"Add", "BatchNormalization", "Clip", "HardSigmoid", "HardSwish",
-                                               "LeakyRelu", "Mul", "PRelu", "Relu", "Sigmoid", "Tanh"};
-  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type) > 0;
+  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
+  if (ir::shape_kind(n.op_type) == ir::ShapeKind::Same && ir::passes_channels_through(n.op_type)) return true;
+  static const std::set<std::string_view> combining{"Add", "BatchNormalization", "Mul", "PRelu"};
+  return combining.count(n.op_type) > 0;
 }
 
 bool is_stem_conv(const ir::Node& n) {

@@ -1,6 +1,6 @@
 // The image stem of a vision model: the first convolution, reading the model's input colour image
-// (kImageStemChannels = 3 channels), and the elementwise activation steps after it (Relu, Clip,
-// HardSwish, SiLU as Sigmoid and Mul, a scalar scale and shift, ...).
+// (kImageStemChannels = 3 channels), and the elementwise activation steps after it (the value-wise
+// ops of ir/op_facts: Relu, Clip, HardSwish, Sigmoid, ...; SiLU's Mul, a scalar scale and shift).
 //
 // Targets with Target::float_image_stem keep it float: the stem convolution, its weights, its
 // input and the activation it writes (so the layer reading that activation runs in float too).
