@@ -492,10 +492,18 @@ def run_case(a, case, core):
                                                            ", ".join("%s %.0f" % (v.label, v.seconds) for v in variants[1:]))])
 
 
+def int8_features(lscpu):
+    """The lscpu flags that decide which int8 and bf16 kernels the runtimes pick (VNNI, AMX), or 'none'."""
+    flags = next((l.split(":", 1)[1].split() for l in lscpu.splitlines() if l.startswith("Flags")), [])
+    wanted = ("avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16")
+    return " ".join(f for f in wanted if f in flags) or "none"
+
+
 def print_machine(core):
     print("uptime:%s" % subprocess.run(["uptime"], capture_output=True, text=True).stdout.rstrip())
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     print(next((l for l in lscpu.splitlines() if l.startswith("Model name")), "Model name: unknown"))
+    print("int8/bf16 instructions: %s" % int8_features(lscpu))
     print("onnxruntime %s, openvino %s; OpenVINO CPU default inference precision for fp32 models: %s"
           % (ort.__version__, ov.get_version(), core.get_property("CPU", "INFERENCE_PRECISION_HINT")))
 
