@@ -79,7 +79,9 @@ constexpr StageFlag kStageFlags[] = {
      .help = "--mode weight_only --bits 4: blocks of a layer writing causal-LM logits (an output named *logits*) when "
              "smaller than --block-size (0: off)"},
     {.flag = "--block-size", .key = "block_size", .help = "--mode weight_only: weights per scale along K (power of two >= 16)"},
-    {.flag = "--algorithm", .key = "algorithm", .help = "--mode weight_only: rtn (round to nearest, no data) or gptq (needs --calib)"},
+    {.flag = "--algorithm", .key = "algorithm",
+     .help = "How weights are rounded: auto (default: gptq with --mode static, rtn otherwise), rtn (to nearest) or "
+             "gptq (from the calibration inputs' Hessians; --mode static or weight_only, needs --calib)"},
     {.flag = "--weight-zero-point", .key = "weight_zero_point",
      .help = "--mode weight_only: asymmetric blocks with zero points (uint4/uint8)", .sets = "true"},
     {.flag = "--symmetric-weights", .key = "weight_zero_point",

@@ -74,7 +74,8 @@ std::string unwritable_form(const QPoint& p) {
     return "block-wise (block_size " + std::to_string(p.block_size) + " along axis " + std::to_string(p.axis) + ")";
   if ((p.dtype == ir::DType::I4 || p.dtype == ir::DType::U4) && p.block_size <= 0)
     return "4-bit (" + ir::dtype_name(p.dtype) + ") without blocks";
-  if (!p.codes.empty() && p.block_size <= 0) return "recorded codes without blocks";
+  if (!p.codes.empty() && p.block_size <= 0 && (p.role != Role::Weight || p.dtype != ir::DType::I8))
+    return "recorded codes without blocks on a " + ir::dtype_name(p.dtype) + " point";
   return "";
 }
 
@@ -141,6 +142,11 @@ ir::Tensor quantized_codes(ir::Tensor&& w, const QPoint& p) {
   }
   int8_t* q8 = p.dtype == ir::DType::I8 ? q.mutable_data<int8_t>().data() : nullptr;
   int32_t* q32 = p.dtype == ir::DType::I8 ? nullptr : q.mutable_data<int32_t>().data();
+  if (q8 && !p.codes.empty()) {  // codes chosen by GPTQ (quantize/static_gptq.h), recorded as they are
+    const std::vector<int32_t> codes = unpack_codes(p.codes, ir::DType::I8, w.numel());
+    for (size_t i = 0; i < codes.size(); ++i) q8[i] = static_cast<int8_t>(codes[i]);
+    return q;
+  }
   ir::consume_in_chunks(std::move(w), [&](const std::byte* data, int64_t begin, int64_t end) {
     const auto* src = reinterpret_cast<const float*>(data);
     for (int64_t i = begin; i < end; ++i) {
@@ -434,8 +440,8 @@ QPoint point_from_json(const nlohmann::ordered_json& j) {
   p.note = j.value("note", std::string());
   if (j.contains("codes")) {
     p.codes = base64_decode(j["codes"].get<std::string>());
-    if (p.codes.empty() || p.block_size <= 0 || p.role != Role::Weight)
-      throw ModelError("recorded codes belong to a non-empty block-wise weight");
+    if (p.codes.empty() || p.role != Role::Weight || (p.block_size <= 0 && p.dtype != ir::DType::I8))
+      throw ModelError("recorded codes belong to a non-empty block-wise or int8 weight");
   }
   return p;
 }

@@ -99,7 +99,8 @@ void add_bias_point(const ir::Graph& g, bool ir3, const Candidate& c, size_t wei
   ++pts.biases;
 }
 
-BiasCorrections correct_biases(const ir::Graph& g, const Selection& sel, const Points& pts, const CalibrationResult& cal) {
+BiasCorrections correct_biases(const ir::Graph& g, const Selection& sel, const Points& pts, const CalibrationResult& cal,
+                               const ExactShifts& exact) {
   BiasCorrections out;
   out.enabled = true;
   for (const auto& c : sel.nodes) {
@@ -114,7 +115,8 @@ BiasCorrections correct_biases(const ir::Graph& g, const Selection& sel, const P
     else if (b->uses.size() != 1 || is_graph_output(g, b)) why = "bias shared or a graph output";
     else if (m == cal.channels.end() || m->second.count == 0) why = "no calibrated input means";
     std::optional<std::vector<double>> shift;
-    if (why.empty()) shift = bias_shift(*c.node, c.slots, pts.points[wp->second], m->second, why);
+    const auto known = exact.find(w->name);
+    if (why.empty()) shift = known != exact.end() ? known->second : bias_shift(*c.node, c.slots, pts.points[wp->second], m->second, why);
     if (shift && shift->size() != static_cast<size_t>(b->initializer->numel())) shift.reset(), why = "bias length differs";
     if (!shift) {
       out.skipped.push_back({{"node", node_label(*c.node)}, {"reason", why}});

@@ -12,6 +12,9 @@
 //   are recorded (record.bias_correction) and replayed without data. Does not apply to nodes
 //   without a float32 bias of their own or without calibrated input means (listed with the reason).
 #pragma once
+#include <map>
+#include <string>
+#include <vector>
 #include <cstddef>
 
 #include <nlohmann/json.hpp>
@@ -35,8 +38,14 @@ struct BiasCorrections {
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();    // {node, reason}
 };
 
-/// The float32 amount to subtract from each quantized node's bias (quantize/tune.h).
-BiasCorrections correct_biases(const ir::Graph& g, const Selection& sel, const Points& pts, const CalibrationResult& cal);
+/// Exact output shifts by weight name, from the means of each layer's actual inputs (a conv's
+/// patches, padding included) where they are known (quantize/static_gptq.h).
+using ExactShifts = std::map<std::string, std::vector<double>>;
+
+/// The float32 amount to subtract from each quantized node's bias (quantize/tune.h), or the exact
+/// shift of `exact` for a weight it holds.
+BiasCorrections correct_biases(const ir::Graph& g, const Selection& sel, const Points& pts, const CalibrationResult& cal,
+                               const ExactShifts& exact = {});
 
 /// B[c] = float(B[c] - d[c]) for each recorded correction (run and replay alike). ModelError when
 /// an entry names no float32 constant of the model or has another length.

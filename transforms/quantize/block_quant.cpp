@@ -13,7 +13,10 @@ ir::DType BlockFormat::dtype() const {
   return zero_point ? ir::DType::U8 : ir::DType::I8;
 }
 
-int64_t BlockFormat::qmin() const { return zero_point ? 0 : -(int64_t{1} << (bits - 1)); }
+int64_t BlockFormat::qmin() const {
+  if (zero_point) return 0;
+  return narrow ? -qmax() : -(int64_t{1} << (bits - 1));
+}
 int64_t BlockFormat::qmax() const { return zero_point ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1; }
 
 namespace {

@@ -31,6 +31,7 @@ struct BlockFormat {
   int64_t block_size = 32;
   bool zero_point = false;  // asymmetric (unsigned codes with zero points)
   bool search = false;      // search each block's range for the least squared rounding error
+  bool narrow = false;      // symmetric codes in [-qmax, qmax] (static int8 weights: -127..127)
   ir::DType dtype() const;  // i4, u4, i8 or u8
   int64_t qmin() const;
   int64_t qmax() const;

@@ -18,7 +18,8 @@ ir::DType parse_activation_type(const std::string& s) {
 
 bool power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-/// The weight-only options; each set away from its default without mode=weight_only is a UsageError,
+/// The weight-only options; each set away from its default without mode=weight_only is a UsageError
+/// (algorithm and gptq_* also serve static mode),
 /// except weight_zero_point and scale_search: their defaults changed, and states recorded before
 /// spell the old ones (both values do nothing outside mode=weight_only).
 void read_weight_only(const Options& o, Config& c) {
@@ -27,8 +28,10 @@ void read_weight_only(const Options& o, Config& c) {
   w.block_size = o.get_int("block_size");
   w.zero_point = o.get_bool("weight_zero_point");
   w.scale_search = o.get_bool("scale_search");
+  // algorithm=auto: GPTQ where calibration data is there anyway (static mode), round to nearest
+  // where it would be asked for GPTQ alone (weight_only).
   const std::string& algorithm = o.get_string("algorithm");
-  w.gptq = algorithm == "gptq";
+  w.gptq = algorithm == "gptq" || (algorithm == "auto" && !c.weight_only && !c.dynamic);
   w.damp = o.get_float("gptq_damp");
   w.act_order = o.get_bool("gptq_act_order");
   w.lazy_block = o.get_int("gptq_block");
@@ -39,12 +42,20 @@ void read_weight_only(const Options& o, Config& c) {
   c.awq_clip = o.get_bool("awq_clip");
   const std::string& written = o.get_string("weight_format");
   const std::string& format = written == "target" ? c.target->weight_format : written;
+  if (algorithm != "rtn" && algorithm != "gptq" && algorithm != "auto")
+    throw UsageError("quantize: algorithm must be auto, rtn or gptq, got '" + algorithm + "'");
+  if (!(w.damp > 0 && w.damp <= 1)) throw UsageError("quantize: gptq_damp must be in (0, 1]");
+  if (w.lazy_block < 1) throw UsageError("quantize: gptq_block must be >= 1");
+  if (!w.gptq && (w.damp != WeightOnlyConfig{}.damp || w.act_order || w.lazy_block != WeightOnlyConfig{}.lazy_block))
+    throw UsageError("quantize: gptq_damp, gptq_act_order and gptq_block need algorithm=gptq");
   if (!c.weight_only) {
+    // Static mode takes algorithm=gptq too (quantize/static_gptq.h): the int8 weights' codes.
     const WeightOnlyConfig d;
-    if (w.bits != d.bits || w.block_size != d.block_size || w.gptq || w.ratio != d.ratio || c.awq ||
-        w.damp != d.damp || w.act_order || w.lazy_block != d.lazy_block || written == "matmul_nbits")
-      throw UsageError("quantize: bits, block_size, ratio, awq, algorithm, gptq_* and weight_format "
-                       "need mode=weight_only");
+    if (w.bits != d.bits || w.block_size != d.block_size || w.ratio != d.ratio || c.awq ||
+        written == "matmul_nbits")
+      throw UsageError("quantize: bits, block_size, ratio, awq and weight_format need mode=weight_only");
+    if (c.dynamic && algorithm == "gptq")
+      throw UsageError("quantize: algorithm=gptq needs mode=static or weight_only (mode=dynamic calibrates nothing)");
     return;
   }
   if (w.bits != 4 && w.bits != 8) throw UsageError("quantize: bits must be 4 or 8, got " + std::to_string(w.bits));
@@ -55,15 +66,9 @@ void read_weight_only(const Options& o, Config& c) {
   if (w.ratio < 1 && w.bits != 4) throw UsageError("quantize: ratio < 1 mixes 4- and 8-bit weights: it needs bits=4");
   if (w.block_size < 16 || !power_of_two(w.block_size))
     throw UsageError("quantize: block_size must be a power of two >= 16, got " + std::to_string(w.block_size));
-  if (algorithm != "rtn" && algorithm != "gptq")
-    throw UsageError("quantize: algorithm must be rtn or gptq, got '" + algorithm + "'");
   if (format != "qdq" && format != "matmul_nbits")
     throw UsageError("quantize: weight_format must be qdq, matmul_nbits or target, got '" + written + "'");
   w.matmul_nbits = format == "matmul_nbits";
-  if (!(w.damp > 0 && w.damp <= 1)) throw UsageError("quantize: gptq_damp must be in (0, 1]");
-  if (w.lazy_block < 1) throw UsageError("quantize: gptq_block must be >= 1");
-  if (!w.gptq && (w.damp != WeightOnlyConfig{}.damp || w.act_order || w.lazy_block != WeightOnlyConfig{}.lazy_block))
-    throw UsageError("quantize: gptq_damp, gptq_act_order and gptq_block need algorithm=gptq");
   if (c.awq_grid < 2 || c.awq_grid > 1000) throw UsageError("quantize: awq_grid must be in [2, 1000]");
   if (c.measured || c.widen_db > 0 || c.select.defaults.activation != ir::DType::U8)
     throw UsageError("quantize: mode=weight_only keeps activations float; drop method=auto, mixed_target, "

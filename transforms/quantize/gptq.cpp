@@ -18,7 +18,31 @@ void HessianAccumulator::add(const float* x, int64_t rows, int64_t width) {
   const Eigen::Map<const RowMajorF> X(x, rows, width);
   // One float product per chunk of rows (fast), accumulated in double across chunks and samples.
   H.noalias() += X.transpose() * X;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < width; ++c) sum[c] += static_cast<double>(x[r * width + c]);
   tokens += rows;
+}
+
+Eigen::MatrixXd HessianAccumulator::centered_hessian() const {
+  Eigen::MatrixXd c = H.cast<double>();
+  if (tokens > 0) c.noalias() -= sum * sum.transpose() / static_cast<double>(tokens);
+  return c;
+}
+
+void HessianAccumulator::add_columns(const float* a, int64_t k, int64_t cols) {
+  if (k != H.rows())
+    throw ModelError("layer input columns of height " + std::to_string(k) + ", expected " + std::to_string(H.rows()));
+  if (cols <= 0) return;
+  const Eigen::Map<const RowMajorF> A(a, k, cols);
+  H.noalias() += A * A.transpose();
+  // Each row summed in order in double: a vectorised float sum's rounding would depend on where
+  // the buffer starts in memory, and so differ from run to run.
+  for (int64_t r = 0; r < k; ++r) {
+    double t = 0;
+    for (int64_t c = 0; c < cols; ++c) t += static_cast<double>(a[r * cols + c]);
+    sum[r] += t;
+  }
+  tokens += cols;
 }
 
 namespace {
@@ -92,8 +116,11 @@ GptqResult gptq_quantize(const float* w, int64_t K, int64_t N, const Eigen::Matr
   q.K = K;
   q.N = N;
   const int64_t blocks = (K + f.block_size - 1) / f.block_size;
+  const bool fixed = o.column_scales != nullptr;
+  if (fixed && (blocks != 1 || static_cast<int64_t>(o.column_scales->size()) != N || f.zero_point))
+    throw InternalError("gptq: fixed column scales need one symmetric block per column");
   q.codes.assign(static_cast<size_t>(K * N), 0);
-  q.scale.assign(static_cast<size_t>(blocks * N), 1.f);
+  q.scale = fixed ? *o.column_scales : std::vector<float>(static_cast<size_t>(blocks * N), 1.f);
   q.zero_point.assign(q.scale.size(), 0);
 
   // Row order: natural, or by decreasing Hessian diagonal (stable: equal diagonals keep K order).
@@ -113,7 +140,7 @@ GptqResult gptq_quantize(const float* w, int64_t K, int64_t N, const Eigen::Matr
       q.zero_point[static_cast<size_t>(b * N + n0 + c)] = p.zero_point;
     }
   };
-  if (o.act_order)  // static blocks: parameters from the float weights, in K order
+  if (o.act_order && !fixed)  // static blocks: parameters from the float weights, in K order
     for (int64_t b = 0; b < blocks; ++b) set_block_params(b, 0, N, w + b * f.block_size * N, N);
 
   std::vector<float> block_rows;  // one block's rows as updated so far (natural order only)
@@ -122,11 +149,11 @@ GptqResult gptq_quantize(const float* w, int64_t K, int64_t N, const Eigen::Matr
     RowMajorD W(K, cols);  // rows in processing order
     for (int64_t i = 0; i < K; ++i) {
       const int64_t k = order[static_cast<size_t>(i)];
-      if (H(k, k) == 0) W.row(i).setZero();
+      if (H(k, k) == 0 && o.zero_unseen_rows) W.row(i).setZero();
       else
         for (int64_t c = 0; c < cols; ++c) W(i, c) = w[k * N + n0 + c];
     }
-    std::vector<bool> have_params(static_cast<size_t>(blocks), o.act_order);
+    std::vector<bool> have_params(static_cast<size_t>(blocks), o.act_order || fixed);
     for (int64_t i1 = 0; i1 < K; i1 += o.lazy_block) {
       const int64_t i2 = std::min(K, i1 + o.lazy_block), count = i2 - i1;
       RowMajorD Err(count, cols);
@@ -166,7 +193,7 @@ GptqResult gptq_quantize(const float* w, int64_t K, int64_t N, const Eigen::Matr
       const int64_t k0 = b * f.block_size, rows = std::min(f.block_size, K - k0);
       for (int64_t c = 0; c < cols; ++c) {
         const float* src = w + k0 * N + n0 + c;
-        const BlockParams p = block_params(src, rows, N, f);
+        const BlockParams p = fixed ? BlockParams{q.scale[static_cast<size_t>(n0 + c)], 0} : block_params(src, rows, N, f);
         for (int64_t r = 0; r < rows; ++r) {
           const float x = src[r * N];
           D(k0 + r, c) = static_cast<double>(x) - static_cast<double>(static_cast<float>(block_code(x, p, f) - p.zero_point) * p.scale);

@@ -12,6 +12,8 @@
 // act_order, rows go in order of decreasing H[k, k] and the block scales come from the float
 // weights up front, so every block keeps rows contiguous in K (what DequantizeLinear's block_size
 // form needs). Double precision throughout; the result depends only on W, H and the options.
+// Fixed column scales (GptqOptions::column_scales; the static int8 weights of quantize/static_gptq.h):
+// one block per column with the given scale, no parameters chosen; only the codes are GPTQ's.
 // Does not apply to weights that are not 2-D [K, N] float32, or without calibration data.
 #pragma once
 #include <cstdint>
@@ -27,6 +29,13 @@ struct GptqOptions {
   double damp = 0.01;
   bool act_order = false;
   int64_t lazy_block = 128;
+  /// One scale per column, used as it is (the block format's block_size must cover K): the codes
+  /// are chosen for scales fixed beforehand. nullptr: block parameters chosen as described above.
+  const std::vector<float>* column_scales = nullptr;
+  /// Rows whose input is always 0 on the calibration data (H[k, k] = 0): quantized to zero (true,
+  /// GPTQ's rule), or rounded to nearest like any other row (false: a conv channel that calibration
+  /// never saw active may be active on other inputs).
+  bool zero_unseen_rows = true;
 };
 
 /// Running H = sum over tokens of x x^T for one layer input of width K (x: rows of length K).
@@ -34,12 +43,19 @@ struct GptqOptions {
 /// added chunk's product is a float GEMM, so double storage would only round the sum of a few
 /// hundred partial sums more finely, far below GPTQ's damping.
 struct HessianAccumulator {
-  explicit HessianAccumulator(int64_t k) : H(Eigen::MatrixXf::Zero(k, k)) {}
+  explicit HessianAccumulator(int64_t k) : H(Eigen::MatrixXf::Zero(k, k)), sum(Eigen::VectorXd::Zero(k)) {}
   /// Adds `rows` rows of K floats (row-major); throws ModelError when the width is not K.
   void add(const float* x, int64_t rows, int64_t width);
+  /// Same for the transposed layout: `a` holds K rows (one per input feature) of `cols` values
+  /// each, one column per token (a conv's patches, quantize/static_gptq.h).
+  void add_columns(const float* a, int64_t k, int64_t cols);
   /// H in double, as gptq_quantize takes it.
   Eigen::MatrixXd hessian() const { return H.cast<double>(); }
+  /// The centered H - s s^T / tokens (s: the sum of the rows), for a layer whose bias correction
+  /// removes the mean part of its output error (quantize/static_gptq.h).
+  Eigen::MatrixXd centered_hessian() const;
   Eigen::MatrixXf H;
+  Eigen::VectorXd sum;  // per input feature, over every token added
   int64_t tokens = 0;
 };
 

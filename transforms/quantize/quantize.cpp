@@ -56,6 +56,9 @@
 //   noise drops, with its strength searched among ALPHA and 0.3..0.9 (smooth_quant_search=true).
 //   record.smooth_quant holds every scale (replayed with no data) and what was left alone, with its
 //   reason; stats smooth_quant_layers/_muls/_readers/_float_copies.
+// Weight rounding (algorithm=auto or gptq, quantize/static_gptq.h; rtn: to nearest): GPTQ chooses the int8
+//   codes of Conv/Gemm/MatMul weights under the scales above from the Hessian of each layer's float
+//   inputs on the calibration data (a second pass); the codes are recorded, bias correction uses them.
 // Depthwise inputs (quantize/depthwise.h, depthwise_per_channel=true): an activation read only by
 //   depthwise Convs gets one scale per channel (axis 1) from its per-channel calibrated range.
 // Shared scales: the quantized inputs of a Concat are one group with the union of their ranges.
@@ -109,6 +112,7 @@
 #include "transforms/quantize/select.h"
 #include "transforms/quantize/sensitivity.h"
 #include "transforms/quantize/smooth.h"
+#include "transforms/quantize/static_gptq.h"
 #include "transforms/quantize/weight_only.h"
 
 
@@ -302,9 +306,12 @@ class QuantizePass : public Pass {
             {"awq_clip", OptionType::Bool, "true",
              "awq: then narrow each block's range (1, 0.95, ..., 0.5 of it) where that lowers its output error on the "
              "same calibration rows", {}},
-            {"algorithm", OptionType::String, "rtn",
-             "mode=weight_only: rtn (round to nearest) or gptq (rounding that compensates each row's error on "
-             "the rows not yet quantized, from the Hessian of the layer inputs on calibration data)", {"rtn", "gptq"}},
+            {"algorithm", OptionType::String, "auto",
+             "How weights are rounded: rtn (to nearest), gptq (rounding that compensates each input feature's "
+             "error on the features not yet rounded, from the Hessian of the layer inputs on calibration data; "
+             "mode=weight_only, and mode=static for the int8 weights of Conv, Gemm and MatMul, their scales kept) "
+             "or auto (gptq in mode=static, which calibrates anyway; rtn otherwise)",
+             {"auto", "rtn", "gptq"}, "rtn"},
             {"gptq_damp", OptionType::Float, "0.01", "algorithm=gptq: fraction of the mean Hessian diagonal added to it", {}},
             {"gptq_act_order", OptionType::Bool, "false",
              "algorithm=gptq: quantize rows in order of decreasing Hessian diagonal (block scales from the float weights)", {}},
@@ -344,10 +351,11 @@ class QuantizePass : public Pass {
 
     Points points = build_points(model, sel, cfg, acts.ok, acts.range);
     if (cfg.embeddings) add_embedding_points(model, cfg, points);
+    const StaticGptq gptq = round_weights_gptq(model, sel, points, cfg, ctx);  // codes only; scales stay
     plan.points = points.points;
     plan.groups = sel.groups;
     ir::Graph& g = *model.graph;
-    const BiasCorrections bias = cfg.bias_correction ? correct_biases(g, sel, points, calib.result) : BiasCorrections{};
+    const BiasCorrections bias = cfg.bias_correction ? correct_biases(g, sel, points, calib.result, gptq.shifts) : BiasCorrections{};
     apply_bias_corrections(g, bias.corrected);
     const Census census = layer_census(g, sel, points);  // before apply_plan renames values
     // Points whose node's activation could not be calibrated still quantize weights (weight-only).
@@ -356,10 +364,12 @@ class QuantizePass : public Pass {
     PassResult res;
     res.modified = !plan.points.empty();
     res.stats = stage_stats(sel, plan, points, calib.result.samples, bias, measured, census);
+    if (gptq.enabled) res.stats["gptq_weights"] = gptq.layers;
     if (points.embeddings) res.stats["embedding_tables"] = points.embeddings;  // states from before have none
     add_smooth_stats(res.stats, smooth);
     res.record = stage_record({plan, calib.record, matched, sel, acts, points, bias, measured, res.stats});
     if (smooth.enabled) res.record["smooth_quant"] = smooth.record;
+    if (gptq.enabled) res.record["gptq"] = gptq.record;
     res.record["target"] = cfg.target->name;
     spdlog::info("quantize: {} nodes, {} activations, {} weights, {} biases, {} shared-scale groups", sel.nodes.size(),
                  points.activation.size(), points.weights, points.biases, plan.groups.size());

@@ -20,6 +20,7 @@
 
 #include "ir/op_attrs.h"
 #include "ir/weight_layout.h"
+#include "transforms/quantize/block_quant.h"
 
 namespace mcc::transforms::quantize {
 
@@ -61,8 +62,11 @@ size_t widx(const Layout& l, int64_t o, int64_t i, int64_t k) {
   return static_cast<size_t>((o * l.in_per_group + i) * l.kernel + k);
 }
 
-float dequantized(const QPoint& wp, float w, int64_t o) {
+/// The dequantized value of weight element `i` (value w, output channel o): from the recorded
+/// codes when GPTQ chose them (quantize/static_gptq.h), else rounded to nearest.
+float dequantized(const QPoint& wp, float w, int64_t o, size_t i) {
   const float s = wp.scale[wp.axis < 0 ? 0 : static_cast<size_t>(o)];
+  if (!wp.codes.empty()) return static_cast<float>(packed_code_at(wp.codes, ir::DType::I8, i)) * s;
   return static_cast<float>(quantize_weight(w, s)) * s;
 }
 
@@ -84,8 +88,8 @@ std::optional<std::vector<double>> bias_shift(const ir::Node& n, const NodeSlots
     for (int64_t i = 0; i < l->in_per_group; ++i) {
       double d = 0;
       for (int64_t k = 0; k < l->kernel; ++k) {
-        const float v = src[widx(*l, o, i, k)];
-        d += static_cast<double>(dequantized(wp, v, o)) - static_cast<double>(v);
+        const size_t at = widx(*l, o, i, k);
+        d += static_cast<double>(dequantized(wp, src[at], o, at)) - static_cast<double>(src[at]);
       }
       acc += d * x.mean(static_cast<size_t>(base + i));
     }

@@ -1,0 +1,256 @@
+// GPTQ codes for static int8 weights (see quantize/static_gptq.h).
+#include "transforms/quantize/static_gptq.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
+
+#include "backends/cpu/kernels/conv_util.h"
+#include "ir/errors.h"
+#include "ir/op_attrs.h"
+#include "ir/weight_layout.h"
+#include "transforms/quantize/block_quant.h"
+#include "transforms/quantize/calibration.h"
+#include "transforms/quantize/gptq.h"
+#include "transforms/quantize/weight_only.h"
+
+namespace mcc::transforms::quantize {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+/// Least calibration rows (tokens, patches) per input feature for GPTQ to use a layer's Hessian:
+/// with fewer, H is a poor estimate of the inputs' covariance (rank below K when rows < K) and
+/// the codes fit the calibration samples rather than the data (EfficientNet-Lite0's classifier:
+/// 16 rows for 1280 inputs).
+constexpr int64_t kRowsPerInput = 4;
+
+/// One layer whose weight codes GPTQ chooses.
+struct Layer {
+  const ir::Node* node = nullptr;
+  size_t point = 0;          // index of its weight point in Points::points
+  bool conv = false;         // Conv: weight [M, C/g, k...] seen as [M, K] per group
+  bool kn = false;           // weight stored [K, N] (Gemm transB=0, MatMul), else [N, K]
+  int64_t groups = 1, K = 0, N = 0;  // K per group; N output channels in all
+  bool centered = false;     // bias correction removes the mean part of its error: centered H
+  backends::cpu::WindowAttrs window;  // Conv only
+  std::vector<HessianAccumulator> h;  // one per group
+  int64_t bytes() const { return groups * K * K * static_cast<int64_t>(sizeof(float)); }
+};
+
+/// The layer GPTQ works on for candidate `c` (nullopt with `why` when it does not apply).
+std::optional<Layer> layer_of(const Candidate& c, const Points& pts, std::string& why) {
+  const ir::Node& n = *c.node;
+  if (c.slots.weight != 1 || !n.input(0)) return why = "no constant weight in input 1", std::nullopt;
+  const ir::Value& w = *n.input(1);
+  const auto wp = pts.weight.find(w.name);
+  if (wp == pts.weight.end()) return why = "its weight stays float", std::nullopt;
+  const QPoint& p = pts.points[wp->second];
+  if (p.dtype != ir::DType::I8 || p.block_size > 0 || !w.initializer) return why = "its weight is not int8", std::nullopt;
+  if (w.uses.size() != 1) return why = "its weight is read by several nodes", std::nullopt;
+  const std::vector<int64_t>& d = w.initializer->dims();
+  const auto wl = ir::weight_layout(n, d);
+  if (!wl || n.op_type == "ConvTranspose") return why = n.op_type + " is not handled", std::nullopt;
+  if (p.axis >= 0 && p.axis != wl->out_axis) return why = "its weight scales are not per output channel", std::nullopt;
+  Layer l;
+  l.node = &n;
+  l.point = wp->second;
+  l.N = wl->out_channels;
+  if (n.op_type == "Conv") {
+    if (!wl->group_divides || wl->group < 1) return why = "group does not divide the channels", std::nullopt;
+    l.conv = true;
+    l.groups = wl->group;
+    l.K = w.initializer->numel() / std::max<int64_t>(d[0], 1);
+    l.window = backends::cpu::WindowAttrs::parse(n);
+  } else {
+    if (n.op_type == "Gemm" && ir::GemmAttrs(n).trans_a()) return why = "Gemm with transA=1", std::nullopt;
+    l.kn = wl->out_axis == 1;
+    l.K = d[static_cast<size_t>(wl->in_axis)];
+  }
+  if (l.K <= 0 || l.N <= 0 || l.N % l.groups != 0) return why = "empty weight", std::nullopt;
+  l.h.assign(static_cast<size_t>(l.groups), HessianAccumulator(l.K));
+  return l;
+}
+
+/// Adds the patches of Conv input x (float32 [N, C, spatial...]) to the layer's Hessians, whole
+/// output rows at a time: A [K, positions] with rows in the weight's order (channel, then kernel
+/// dims), padded taps 0, and H += A A^T.
+void add_conv_input(Layer& l, const ir::Tensor& x) {
+  const std::vector<int64_t>& wd = l.node->input(1)->initializer->dims();
+  const backends::cpu::ConvProblem p = backends::cpu::conv_problem(*l.node, l.window, l.groups, x.dims(), wd);
+  const backends::cpu::WindowGeom& g = p.g;
+  const int64_t cg = p.c / p.group, ksz = g.k_size(), width = g.out[2], lines = g.out[0] * g.out[1];
+  const int64_t per_chunk = std::clamp<int64_t>((int64_t{1} << 22) / std::max<int64_t>(l.K * width, 1), 1, lines);
+  std::vector<float> a(static_cast<size_t>(l.K * per_chunk * width));
+  const float* src = x.data<float>().data();
+  for (int64_t b = 0; b < p.n; ++b)
+    for (int64_t gi = 0; gi < p.group; ++gi)
+      for (int64_t r0 = 0; r0 < lines; r0 += per_chunk) {
+        const int64_t nr = std::min(per_chunk, lines - r0), cols = nr * width;
+        for (int64_t i = 0; i < cg; ++i) {
+          const float* plane = src + ((b * p.c) + gi * cg + i) * g.in_size();
+          for (int64_t t = 0; t < ksz; ++t) {
+            const int64_t k0 = t / (g.k[1] * g.k[2]), k1 = t / g.k[2] % g.k[1], k2 = t % g.k[2];
+            float* dst = a.data() + (i * ksz + t) * cols;
+            for (int64_t r = 0; r < nr; ++r, dst += width) {
+              const int64_t o0 = (r0 + r) / g.out[1], o1 = (r0 + r) % g.out[1];
+              const int64_t z = o0 * g.stride[0] - g.pad_b[0] + k0 * g.dil[0];
+              const int64_t y = o1 * g.stride[1] - g.pad_b[1] + k1 * g.dil[1];
+              if (z < 0 || z >= g.in[0] || y < 0 || y >= g.in[1]) {
+                std::fill(dst, dst + width, 0.f);
+                continue;
+              }
+              const float* line = plane + (z * g.in[1] + y) * g.in[2];
+              for (int64_t o2 = 0; o2 < width; ++o2) {
+                const int64_t xx = o2 * g.stride[2] - g.pad_b[2] + k2 * g.dil[2];
+                dst[o2] = xx >= 0 && xx < g.in[2] ? line[xx] : 0.f;
+              }
+            }
+          }
+        }
+        l.h[static_cast<size_t>(gi)].add_columns(a.data(), l.K, cols);
+      }
+}
+
+/// Adds input tensor `t` of layer `l` to its Hessians.
+void add_input(Layer& l, const std::string& name, const ir::Tensor& t) {
+  if (t.dtype() != ir::DType::F32 || t.rank() < 1)
+    throw ModelError("the input '" + name + "' of " + l.node->describe() + " is not float32");
+  if (l.conv) return add_conv_input(l, t);
+  const int64_t width = t.dims().back();
+  l.h[0].add(t.data<float>().data(), width ? t.numel() / width : 0, width);
+}
+
+/// GPTQ codes for layer `l` (its Hessians complete) into its point, and with a centered Hessian the
+/// output shift of each channel into `shift`; the record entry of its losses.
+json quantize_layer(const Layer& l, QPoint& p, const GptqOptions& base, std::vector<double>& shift) {
+  const ir::Tensor& wt = *l.node->input(1)->initializer;
+  const float* w = wt.data<float>().data();
+  const int64_t Ng = l.N / l.groups;
+  BlockFormat f;
+  f.bits = 8;
+  f.block_size = l.K;
+  f.narrow = true;
+  std::vector<int32_t> codes(static_cast<size_t>(wt.numel()));
+  double loss = 0, rtn_loss = 0;
+  for (int64_t gi = 0; gi < l.groups; ++gi) {
+    std::vector<float> wkn(static_cast<size_t>(l.K * Ng)), scales(static_cast<size_t>(Ng));
+    auto at = [&](int64_t k, int64_t j) {  // flat index of (input feature k, output column j) in the weight
+      const int64_t o = gi * Ng + j;
+      return static_cast<size_t>(l.kn ? k * l.N + o : o * l.K + k);
+    };
+    for (int64_t j = 0; j < Ng; ++j) {
+      scales[static_cast<size_t>(j)] = p.scale[p.axis < 0 ? 0 : static_cast<size_t>(gi * Ng + j)];
+      for (int64_t k = 0; k < l.K; ++k) wkn[static_cast<size_t>(k * Ng + j)] = w[at(k, j)];
+    }
+    GptqOptions o = base;
+    o.column_scales = &scales;
+    o.zero_unseen_rows = false;
+    const HessianAccumulator& h = l.h[static_cast<size_t>(gi)];
+    const GptqResult r = gptq_quantize(wkn.data(), l.K, Ng, l.centered ? h.centered_hessian() : h.hessian(), f, o);
+    for (int64_t j = 0; j < Ng; ++j)
+      for (int64_t k = 0; k < l.K; ++k) codes[at(k, j)] = r.q.codes[static_cast<size_t>(k * Ng + j)];
+    if (l.centered) {
+      shift.resize(static_cast<size_t>(l.N));
+      for (int64_t j = 0; j < Ng; ++j) {
+        double d = 0;
+        for (int64_t k = 0; k < l.K; ++k) {
+          const float wq = static_cast<float>(r.q.codes[static_cast<size_t>(k * Ng + j)]) * scales[static_cast<size_t>(j)];
+          d += (static_cast<double>(wq) - static_cast<double>(w[at(k, j)])) * h.sum[k];
+        }
+        shift[static_cast<size_t>(gi * Ng + j)] = d / static_cast<double>(h.tokens);
+      }
+    }
+    loss += r.loss;
+    rtn_loss += r.rtn_loss;
+  }
+  p.codes = pack_codes(codes, ir::DType::I8);
+  p.method = "gptq";
+  return {{"weight", p.tensor}, {"loss", loss}, {"rtn_loss", rtn_loss}, {"ratio", rtn_loss > 0 ? loss / rtn_loss : 1.0}};
+}
+
+/// Consecutive runs of layers whose Hessians together stay within `budget` bytes (a layer over
+/// it alone in its run).
+std::vector<std::vector<size_t>> passes_of(const std::vector<Layer>& layers, int64_t budget) {
+  std::vector<std::vector<size_t>> out;
+  int64_t used = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (out.empty() || used + layers[i].bytes() > budget) out.emplace_back(), used = 0;
+    out.back().push_back(i);
+    used += layers[i].bytes();
+  }
+  return out;
+}
+
+}  // namespace
+
+StaticGptq round_weights_gptq(const ir::Model& model, const Selection& sel, Points& pts, const Config& cfg,
+                              const PassContext& ctx) {
+  StaticGptq out;
+  const WeightOnlyConfig& wc = cfg.weight_only_cfg;
+  if (!wc.gptq || cfg.dynamic || cfg.weight_only) return out;
+  out.enabled = true;
+  std::vector<Layer> layers;
+  json skipped = json::array(), losses = json::array();
+  for (const Candidate& c : sel.nodes) {
+    std::string why;
+    if (c.slots.weight < 0) continue;
+    if (auto l = layer_of(c, pts, why)) {
+      l->centered = cfg.bias_correction && c.slots.bias >= 0;
+      layers.push_back(std::move(*l));
+    }
+    else skipped.push_back({{"node", node_label(*c.node)}, {"reason", why}});
+  }
+  GptqOptions go;
+  go.damp = wc.damp;
+  go.act_order = wc.act_order;
+  go.lazy_block = wc.lazy_block;
+  json calibration = json::object();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<std::vector<size_t>> passes = passes_of(layers, hessian_budget(model));
+  for (const std::vector<size_t>& pass : passes) {
+    std::map<std::string, std::vector<size_t>> readers;  // input name -> layers of this pass
+    for (size_t i : pass) readers[layers[i].node->input(0)->name].push_back(i);
+    CalibrationConfig cc = calibration_config(cfg, ctx, "algorithm=gptq needs calibration data for the inputs of " +
+                                                            std::to_string(layers.size()) + " weighted layers");
+    for (const auto& [name, _] : readers) cc.tap_watch.push_back(name);
+    cc.stop_after_watched = true;
+    cc.tap = [&](const std::string& name, const ir::Tensor& t) {
+      for (size_t i : readers.at(name)) add_input(layers[i], name, t);
+    };
+    const CalibrationResult r = calibrate(model, {}, cc);
+    out.samples = r.samples;
+    calibration = {{"data", cfg.calib}, {"samples", r.samples}, {"files", r.files}, {"sha256", r.sha256}};
+    for (size_t i : pass) {
+      Layer& l = layers[i];
+      if (l.h[0].tokens == 0) {
+        skipped.push_back({{"node", node_label(*l.node)}, {"reason", "calibration never produced its input as float32"}});
+      } else if (l.h[0].tokens < kRowsPerInput * l.K) {
+        skipped.push_back({{"node", node_label(*l.node)},
+                           {"reason", "too few calibration rows (" + std::to_string(l.h[0].tokens) + ") for its " +
+                                          std::to_string(l.K) + " inputs: rounded to nearest"}});
+      } else {
+        std::vector<double> shift;
+        losses.push_back(quantize_layer(l, pts.points[l.point], go, shift));
+        if (!shift.empty()) out.shifts[l.node->input(1)->name] = std::move(shift);
+        ++out.layers;
+      }
+      l.h.clear();
+      l.h.shrink_to_fit();
+    }
+  }
+  spdlog::info("quantize: gptq: codes of {} weights from {} samples in {:.2f} s ({} calibration passes)", out.layers,
+               out.samples, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), passes.size());
+  out.record["damp"] = wc.damp;
+  out.record["act_order"] = wc.act_order;
+  out.record["calibration"] = calibration;
+  out.record["losses"] = std::move(losses);
+  out.record["skipped"] = std::move(skipped);
+  return out;
+}
+
+}  // namespace mcc::transforms::quantize
