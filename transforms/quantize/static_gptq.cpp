@@ -9,7 +9,6 @@
 #include <optional>
 
 #include "backends/cpu/kernels/conv_util.h"
-#include "ir/errors.h"
 #include "ir/op_attrs.h"
 #include "ir/weight_layout.h"
 #include "transforms/quantize/block_quant.h"
@@ -38,7 +37,8 @@ struct Layer {
   int64_t groups = 1, K = 0, N = 0;  // K per group; N output channels in all
   bool centered = false;     // bias correction removes the mean part of its error: centered H
   backends::cpu::WindowAttrs window;  // Conv only
-  std::vector<HessianAccumulator> h;  // one per group
+  std::vector<HessianAccumulator> h;  // one per group, during its calibration pass
+  bool non_float = false;    // calibration produced its input as another type
   int64_t bytes() const { return groups * K * K * static_cast<int64_t>(sizeof(float)); }
 };
 
@@ -72,8 +72,7 @@ std::optional<Layer> layer_of(const Candidate& c, const Points& pts, std::string
     l.K = d[static_cast<size_t>(wl->in_axis)];
   }
   if (l.K <= 0 || l.N <= 0 || l.N % l.groups != 0) return why = "empty weight", std::nullopt;
-  l.h.assign(static_cast<size_t>(l.groups), HessianAccumulator(l.K));
-  return l;
+  return l;  // its Hessians are allocated with its calibration pass
 }
 
 /// Adds the patches of Conv input x (float32 [N, C, spatial...]) to the layer's Hessians, whole
@@ -116,10 +115,12 @@ void add_conv_input(Layer& l, const ir::Tensor& x) {
       }
 }
 
-/// Adds input tensor `t` of layer `l` to its Hessians.
-void add_input(Layer& l, const std::string& name, const ir::Tensor& t) {
-  if (t.dtype() != ir::DType::F32 || t.rank() < 1)
-    throw ModelError("the input '" + name + "' of " + l.node->describe() + " is not float32");
+/// Adds input tensor `t` of layer `l` to its Hessians (another type than float32 marks the layer).
+void add_input(Layer& l, const ir::Tensor& t) {
+  if (t.dtype() != ir::DType::F32 || t.rank() < 1) {
+    l.non_float = true;
+    return;
+  }
   if (l.conv) return add_conv_input(l, t);
   const int64_t width = t.dims().back();
   l.h[0].add(t.data<float>().data(), width ? t.numel() / width : 0, width);
@@ -214,20 +215,23 @@ StaticGptq round_weights_gptq(const ir::Model& model, const Selection& sel, Poin
   const std::vector<std::vector<size_t>> passes = passes_of(layers, hessian_budget(model));
   for (const std::vector<size_t>& pass : passes) {
     std::map<std::string, std::vector<size_t>> readers;  // input name -> layers of this pass
-    for (size_t i : pass) readers[layers[i].node->input(0)->name].push_back(i);
+    for (size_t i : pass) {
+      readers[layers[i].node->input(0)->name].push_back(i);
+      layers[i].h.assign(static_cast<size_t>(layers[i].groups), HessianAccumulator(layers[i].K));
+    }
     CalibrationConfig cc = calibration_config(cfg, ctx, "algorithm=gptq needs calibration data for the inputs of " +
                                                             std::to_string(layers.size()) + " weighted layers");
     for (const auto& [name, _] : readers) cc.tap_watch.push_back(name);
     cc.stop_after_watched = true;
     cc.tap = [&](const std::string& name, const ir::Tensor& t) {
-      for (size_t i : readers.at(name)) add_input(layers[i], name, t);
+      for (size_t i : readers.at(name)) add_input(layers[i], t);
     };
     const CalibrationResult r = calibrate(model, {}, cc);
     out.samples = r.samples;
     calibration = {{"data", cfg.calib}, {"samples", r.samples}, {"files", r.files}, {"sha256", r.sha256}};
     for (size_t i : pass) {
       Layer& l = layers[i];
-      if (l.h[0].tokens == 0) {
+      if (l.h[0].tokens == 0 || l.non_float) {
         skipped.push_back({{"node", node_label(*l.node)}, {"reason", "calibration never produced its input as float32"}});
       } else if (l.h[0].tokens < kRowsPerInput * l.K) {
         skipped.push_back({{"node", node_label(*l.node)},
