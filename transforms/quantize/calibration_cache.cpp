@@ -13,6 +13,7 @@ struct Kept {
   bool on = false;
   std::string key;
   std::optional<CalibrationResult> result;
+  std::map<std::string, KeptCodes> codes;
 };
 
 Kept& kept() {
@@ -42,6 +43,7 @@ void set_calibration_reuse(bool on) {
   if (!on) {
     k.key.clear();
     k.result.reset();
+    k.codes.clear();
   }
 }
 
@@ -80,6 +82,20 @@ void keep_calibration(const std::string& key, const CalibrationResult& r) {
   if (!k.on) return;
   k.key = key;
   k.result = r;
+}
+
+std::optional<KeptCodes> kept_codes(const std::string& key) {
+  Kept& k = kept();
+  std::lock_guard<std::mutex> lock(k.mutex);
+  const auto it = k.codes.find(key);
+  if (!k.on || it == k.codes.end()) return std::nullopt;
+  return it->second;
+}
+
+void keep_codes(const std::string& key, KeptCodes c) {
+  Kept& k = kept();
+  std::lock_guard<std::mutex> lock(k.mutex);
+  if (k.on) k.codes[key] = std::move(c);
 }
 
 }  // namespace mcc::transforms::quantize

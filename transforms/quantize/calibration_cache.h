@@ -8,11 +8,17 @@
 // requests without: min/max and moments do not depend on them, and the histograms themselves do
 // not depend on how the values were chunked), so the first configuration's pass serves the later
 // ones whatever their method. Calibrations with a tap (GPTQ Hessians, SmoothQuant maxima) are not
-// kept. Off by default; the kept result is dropped when reuse is turned off.
+// kept; what static GPTQ makes of its Hessians is (kept_codes: a weight's codes, bias shift and
+// losses under a key of the model's content, the samples, the layer, its scales and GPTQ's
+// options), so a later attempt with the same key skips the Hessian pass for that layer.
+// Off by default; everything kept is dropped when reuse is turned off.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "transforms/quantize/calibration.h"
 
@@ -41,5 +47,17 @@ std::string calibration_key(const ir::Model& model, const std::vector<std::strin
 std::optional<CalibrationResult> kept_calibration(const std::string& key);
 /// Keeps `r` under `key` (replacing the one kept before).
 void keep_calibration(const std::string& key, const CalibrationResult& r);
+
+/// The GPTQ result of one static int8 weight (quantize/static_gptq.h).
+struct KeptCodes {
+  std::string codes;          // packed int8 codes (QPoint::codes)
+  std::vector<double> shift;  // exact bias shift per output channel (empty: none)
+  nlohmann::ordered_json loss;
+};
+
+/// The codes kept under `key` while reuse is on.
+std::optional<KeptCodes> kept_codes(const std::string& key);
+/// Keeps `c` under `key` while reuse is on (nothing otherwise).
+void keep_codes(const std::string& key, KeptCodes c);
 
 }  // namespace mcc::transforms::quantize

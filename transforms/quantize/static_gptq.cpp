@@ -10,9 +10,11 @@
 
 #include "backends/cpu/kernels/conv_util.h"
 #include "ir/op_attrs.h"
+#include "ir/printer.h"
 #include "ir/weight_layout.h"
 #include "transforms/quantize/block_quant.h"
 #include "transforms/quantize/calibration.h"
+#include "transforms/quantize/calibration_cache.h"
 #include "transforms/quantize/gptq.h"
 #include "transforms/quantize/weight_only.h"
 
@@ -174,17 +176,74 @@ json quantize_layer(const Layer& l, QPoint& p, const GptqOptions& base, std::vec
   return {{"weight", p.tensor}, {"loss", loss}, {"rtn_loss", rtn_loss}, {"ratio", rtn_loss > 0 ? loss / rtn_loss : 1.0}};
 }
 
-/// Consecutive runs of layers whose Hessians together stay within `budget` bytes (a layer over
-/// it alone in its run).
-std::vector<std::vector<size_t>> passes_of(const std::vector<Layer>& layers, int64_t budget) {
+/// Consecutive runs of the layers `which` whose Hessians together stay within `budget` bytes (a
+/// layer over it alone in its run), as indices into `layers`.
+std::vector<std::vector<size_t>> passes_of(const std::vector<Layer>& layers, const std::vector<size_t>& which,
+                                           int64_t budget) {
   std::vector<std::vector<size_t>> out;
   int64_t used = 0;
-  for (size_t i = 0; i < layers.size(); ++i) {
+  for (size_t i : which) {
     if (out.empty() || used + layers[i].bytes() > budget) out.emplace_back(), used = 0;
     out.back().push_back(i);
     used += layers[i].bytes();
   }
   return out;
+}
+
+/// The part of every layer's reuse key (calibration_cache.h) that the layers share: the model's
+/// content, the samples' digest and GPTQ's options; "" when reuse is off.
+std::string reuse_base(const ir::Model& model, const Config& cfg, const PassContext& ctx, const GptqOptions& go) {
+  if (!calibration_reuse()) return "";
+  const CalibrationConfig cc = calibration_config(cfg, ctx, "algorithm=gptq needs calibration data");
+  const std::string samples = hash_sample_files(calibration_sample_dirs(cc.data_dir, cc.max_samples, cc.holdout));
+  return sha256_hex(ir::print_model(model)) + "\n" + samples + "\ndamp " + std::to_string(go.damp) + " act_order " +
+         std::to_string(go.act_order) + " block " + std::to_string(go.lazy_block) + "\n";
+}
+
+/// Layer `l`'s reuse key: the shared part, its node, weight, scales and whether H is centered.
+std::string reuse_key(const std::string& base, const Layer& l, const QPoint& p) {
+  std::string s = base + node_label(*l.node) + "\n" + p.tensor + "\n" + (l.centered ? "centered\n" : "plain\n");
+  s.append(reinterpret_cast<const char*>(p.scale.data()), p.scale.size() * sizeof(float));
+  return sha256_hex(s);
+}
+
+/// Collects the Hessians of `layers[pass]` over the calibration samples and turns each into its
+/// outcome: GPTQ codes, or why it keeps nearest codes (codes empty, `loss` the skipped entry).
+/// Returns the calibration record.
+json run_pass(const ir::Model& model, const Config& cfg, const PassContext& ctx, std::vector<Layer>& layers,
+              const std::vector<size_t>& pass, Points& pts, const GptqOptions& go, std::vector<KeptCodes>& outcome) {
+  std::map<std::string, std::vector<size_t>> readers;  // input name -> layers of this pass
+  for (size_t i : pass) {
+    readers[layers[i].node->input(0)->name].push_back(i);
+    layers[i].h.assign(static_cast<size_t>(layers[i].groups), HessianAccumulator(layers[i].K));
+  }
+  CalibrationConfig cc = calibration_config(cfg, ctx, "algorithm=gptq needs calibration data for the inputs of " +
+                                                          std::to_string(pass.size()) + " weighted layers");
+  for (const auto& [name, _] : readers) cc.tap_watch.push_back(name);
+  cc.stop_after_watched = true;
+  cc.tap = [&](const std::string& name, const ir::Tensor& t) {
+    for (size_t i : readers.at(name)) add_input(layers[i], t);
+  };
+  const CalibrationResult r = calibrate(model, {}, cc);
+  for (size_t i : pass) {
+    Layer& l = layers[i];
+    KeptCodes& o = outcome[i];
+    const std::string node = node_label(*l.node);
+    if (l.h[0].tokens == 0 || l.non_float) {
+      o.loss = {{"node", node}, {"reason", "calibration never produced its input as float32"}};
+    } else if (l.h[0].tokens < kRowsPerInput * l.K) {
+      o.loss = {{"node", node},
+                {"reason", "too few calibration rows (" + std::to_string(l.h[0].tokens) + ") for its " +
+                               std::to_string(l.K) + " inputs: rounded to nearest"}};
+    } else {
+      QPoint& p = pts.points[l.point];
+      o.loss = quantize_layer(l, p, go, o.shift);
+      o.codes = p.codes;
+    }
+    l.h.clear();
+    l.h.shrink_to_fit();
+  }
+  return {{"data", cfg.calib}, {"samples", r.samples}, {"files", r.files}, {"sha256", r.sha256}};
 }
 
 }  // namespace
@@ -203,52 +262,52 @@ StaticGptq round_weights_gptq(const ir::Model& model, const Selection& sel, Poin
     if (auto l = layer_of(c, pts, why)) {
       l->centered = cfg.bias_correction && c.slots.bias >= 0;
       layers.push_back(std::move(*l));
+    } else {
+      skipped.push_back({{"node", node_label(*c.node)}, {"reason", why}});
     }
-    else skipped.push_back({{"node", node_label(*c.node)}, {"reason", why}});
   }
   GptqOptions go;
   go.damp = wc.damp;
   go.act_order = wc.act_order;
   go.lazy_block = wc.lazy_block;
-  json calibration = json::object();
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<std::vector<size_t>> passes = passes_of(layers, hessian_budget(model));
-  for (const std::vector<size_t>& pass : passes) {
-    std::map<std::string, std::vector<size_t>> readers;  // input name -> layers of this pass
-    for (size_t i : pass) {
-      readers[layers[i].node->input(0)->name].push_back(i);
-      layers[i].h.assign(static_cast<size_t>(layers[i].groups), HessianAccumulator(layers[i].K));
-    }
-    CalibrationConfig cc = calibration_config(cfg, ctx, "algorithm=gptq needs calibration data for the inputs of " +
-                                                            std::to_string(layers.size()) + " weighted layers");
-    for (const auto& [name, _] : readers) cc.tap_watch.push_back(name);
-    cc.stop_after_watched = true;
-    cc.tap = [&](const std::string& name, const ir::Tensor& t) {
-      for (size_t i : readers.at(name)) add_input(layers[i], t);
-    };
-    const CalibrationResult r = calibrate(model, {}, cc);
-    out.samples = r.samples;
-    calibration = {{"data", cfg.calib}, {"samples", r.samples}, {"files", r.files}, {"sha256", r.sha256}};
-    for (size_t i : pass) {
-      Layer& l = layers[i];
-      if (l.h[0].tokens == 0 || l.non_float) {
-        skipped.push_back({{"node", node_label(*l.node)}, {"reason", "calibration never produced its input as float32"}});
-      } else if (l.h[0].tokens < kRowsPerInput * l.K) {
-        skipped.push_back({{"node", node_label(*l.node)},
-                           {"reason", "too few calibration rows (" + std::to_string(l.h[0].tokens) + ") for its " +
-                                          std::to_string(l.K) + " inputs: rounded to nearest"}});
-      } else {
-        std::vector<double> shift;
-        losses.push_back(quantize_layer(l, pts.points[l.point], go, shift));
-        if (!shift.empty()) out.shifts[l.node->input(1)->name] = std::move(shift);
-        ++out.layers;
-      }
-      l.h.clear();
-      l.h.shrink_to_fit();
-    }
+  // Within the escalation ladder, layers whose key was seen before take the kept outcome.
+  const std::string base = reuse_base(model, cfg, ctx, go);
+  std::vector<KeptCodes> outcome(layers.size());
+  std::vector<std::string> keys(layers.size());
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (!base.empty()) keys[i] = reuse_key(base, layers[i], pts.points[layers[i].point]);
+    if (auto kept = base.empty() ? std::nullopt : kept_codes(keys[i])) outcome[i] = std::move(*kept);
+    else pending.push_back(i);
   }
-  spdlog::info("quantize: gptq: codes of {} weights from {} samples in {:.2f} s ({} calibration passes)", out.layers,
-               out.samples, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), passes.size());
+  json calibration = json::object();
+  if (auto kept = base.empty() ? std::nullopt : kept_codes(sha256_hex(base + "calibration"))) calibration = kept->loss;
+  const std::vector<std::vector<size_t>> passes = passes_of(layers, pending, hessian_budget(model));
+  for (const std::vector<size_t>& pass : passes) {
+    calibration = run_pass(model, cfg, ctx, layers, pass, pts, go, outcome);
+    for (size_t i : pass)
+      if (!base.empty()) keep_codes(keys[i], outcome[i]);
+  }
+  if (!base.empty() && !passes.empty()) keep_codes(sha256_hex(base + "calibration"), {"", {}, calibration});
+  for (size_t i = 0; i < layers.size(); ++i) {
+    KeptCodes& o = outcome[i];
+    if (o.codes.empty()) {
+      skipped.push_back(std::move(o.loss));
+      continue;
+    }
+    QPoint& p = pts.points[layers[i].point];
+    p.codes = std::move(o.codes);
+    p.method = "gptq";
+    if (!o.shift.empty()) out.shifts[p.tensor] = std::move(o.shift);
+    losses.push_back(std::move(o.loss));
+    ++out.layers;
+  }
+  out.samples = calibration.value("samples", int64_t{0});
+  spdlog::info("quantize: gptq: codes of {} weights ({} layers as an earlier attempt left them) from {} samples in {:.2f} s "
+               "({} calibration passes)",
+               out.layers, layers.size() - pending.size(), out.samples,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), passes.size());
   out.record["damp"] = wc.damp;
   out.record["act_order"] = wc.act_order;
   out.record["calibration"] = calibration;

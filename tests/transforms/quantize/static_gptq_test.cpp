@@ -2,7 +2,7 @@
 // codes of strided, depthwise, grouped-dilated Conv and Gemm weights under unchanged scales; each
 // layer's proxy loss beats round to nearest, the output is closer to float32 on inputs calibration
 // never saw, the codes are recorded and replayed byte-identically without data, the record does not
-// depend on the thread count, input rows
+// depend on the thread count, a later attempt of the escalation ladder reuses the codes, input rows
 // calibration never excited keep their nearest codes, and the option is refused where it has no
 // meaning.
 #include <doctest/doctest.h>
@@ -14,6 +14,7 @@
 #include "ir/errors.h"
 #include "ir/npy.h"
 #include "ir/onnx_io.h"
+#include "transforms/quantize/calibration_cache.h"
 #include "transforms/quantize/quantize_test_util.h"
 
 using namespace mcc;
@@ -138,6 +139,26 @@ TEST_CASE("quantize static algorithm=gptq: the record and model do not depend on
   CHECK(a.stats["gptq_weights"] == 2);
   CHECK(a.record.dump() == b.record.dump());
   CHECK(ir::serialize_model(one) == ir::serialize_model(two));
+}
+
+TEST_CASE("quantize static algorithm=gptq: within the ladder a later attempt takes the kept codes, the same bytes") {
+  test::CalibDir calib(kDims, 16, 7300);
+  ir::Model fresh = net(), first = net(), second = net(), other = net();
+  const auto want = run_quantize(fresh, {{"calib", calib.path()}});
+  nlohmann::ordered_json a, b, c;
+  {
+    transforms::quantize::CalibrationReuse reuse(true);
+    a = run_quantize(first, {{"calib", calib.path()}}).record;
+    b = run_quantize(second, {{"calib", calib.path()}}).record;
+    // Another layout (per-tensor weight scales): other keys, codes made anew.
+    c = run_quantize(other, {{"calib", calib.path()}, {"per_channel", "false"}}).record;
+  }
+  CHECK(a.dump() == want.record.dump());
+  CHECK(b.dump() == want.record.dump());
+  CHECK(ir::serialize_model(second) == ir::serialize_model(fresh));
+  CHECK(c["gptq"]["losses"].size() == 3);
+  CHECK(c["gptq"]["losses"][0]["loss"] != a["gptq"]["losses"][0]["loss"]);
+  CHECK_FALSE(transforms::quantize::kept_codes("anything").has_value());  // dropped with the scope
 }
 
 TEST_CASE("quantize static algorithm=gptq: input rows calibration never excited keep their nearest codes") {
