@@ -77,43 +77,22 @@ std::optional<Layer> layer_of(const Candidate& c, const Points& pts, std::string
   return l;  // its Hessians are allocated with its calibration pass
 }
 
-/// Adds the patches of Conv input x (float32 [N, C, spatial...]) to the layer's Hessians, whole
-/// output rows at a time: A [K, positions] with rows in the weight's order (channel, then kernel
-/// dims), padded taps 0, and H += A A^T.
+/// Adds the patches of Conv input x (float32 [N, C, spatial...]) to the layer's Hessians, a chunk
+/// of output positions at a time: A [K, positions], the conv engine's own im2col (rows in the
+/// weight's order: channel, then kernel dims; padded taps 0), and H += A A^T.
 void add_conv_input(Layer& l, const ir::Tensor& x) {
   const std::vector<int64_t>& wd = l.node->input(1)->initializer->dims();
   const backends::cpu::ConvProblem p = backends::cpu::conv_problem(*l.node, l.window, l.groups, x.dims(), wd);
-  const backends::cpu::WindowGeom& g = p.g;
-  const int64_t cg = p.c / p.group, ksz = g.k_size(), width = g.out[2], lines = g.out[0] * g.out[1];
-  const int64_t per_chunk = std::clamp<int64_t>((int64_t{1} << 22) / std::max<int64_t>(l.K * width, 1), 1, lines);
-  std::vector<float> a(static_cast<size_t>(l.K * per_chunk * width));
+  const int64_t cg = p.c / p.group, P = p.g.out_size(), plane = p.g.in_size();
+  const int64_t chunk = std::clamp<int64_t>((int64_t{1} << 22) / std::max<int64_t>(l.K, 1), 1, P);
+  std::vector<float> a(static_cast<size_t>(l.K * chunk));
   const float* src = x.data<float>().data();
   for (int64_t b = 0; b < p.n; ++b)
     for (int64_t gi = 0; gi < p.group; ++gi)
-      for (int64_t r0 = 0; r0 < lines; r0 += per_chunk) {
-        const int64_t nr = std::min(per_chunk, lines - r0), cols = nr * width;
-        for (int64_t i = 0; i < cg; ++i) {
-          const float* plane = src + ((b * p.c) + gi * cg + i) * g.in_size();
-          for (int64_t t = 0; t < ksz; ++t) {
-            const int64_t k0 = t / (g.k[1] * g.k[2]), k1 = t / g.k[2] % g.k[1], k2 = t % g.k[2];
-            float* dst = a.data() + (i * ksz + t) * cols;
-            for (int64_t r = 0; r < nr; ++r, dst += width) {
-              const int64_t o0 = (r0 + r) / g.out[1], o1 = (r0 + r) % g.out[1];
-              const int64_t z = o0 * g.stride[0] - g.pad_b[0] + k0 * g.dil[0];
-              const int64_t y = o1 * g.stride[1] - g.pad_b[1] + k1 * g.dil[1];
-              if (z < 0 || z >= g.in[0] || y < 0 || y >= g.in[1]) {
-                std::fill(dst, dst + width, 0.f);
-                continue;
-              }
-              const float* line = plane + (z * g.in[1] + y) * g.in[2];
-              for (int64_t o2 = 0; o2 < width; ++o2) {
-                const int64_t xx = o2 * g.stride[2] - g.pad_b[2] + k2 * g.dil[2];
-                dst[o2] = xx >= 0 && xx < g.in[2] ? line[xx] : 0.f;
-              }
-            }
-          }
-        }
-        l.h[static_cast<size_t>(gi)].add_columns(a.data(), l.K, cols);
+      for (int64_t p0 = 0; p0 < P; p0 += chunk) {
+        const int64_t nb = std::min(chunk, P - p0);
+        backends::cpu::im2col_f32(p.g, cg, src + (b * p.c + gi * cg) * plane, p0, nb, a.data());
+        l.h[static_cast<size_t>(gi)].add_columns(a.data(), l.K, nb);
       }
 }
 

@@ -584,6 +584,10 @@ Kernel make_causal_conv(const ir::Node& node) {
 
 }  // namespace
 
+void im2col_f32(const WindowGeom& g, int64_t cg, const float* x, int64_t p0, int64_t nb, float* col) {
+  im2col_block(g, cg, x, p0, nb, col);
+}
+
 void register_conv(KernelRegistry& r) {
   r.add("Conv", 1, 0, make_conv);
   r.add("CausalConvWithState", 27, 0, make_causal_conv);

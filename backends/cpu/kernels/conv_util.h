@@ -38,6 +38,11 @@ WindowGeom conv_geometry(const ir::Node& n, const WindowAttrs& a,
                          const std::vector<int64_t>& x_dims, const std::vector<int64_t>& kernel,
                          bool is_pool);
 
+/// The im2col of one image and group the conv engine runs on: col[(ci, kd, kh, kw), j] for output
+/// positions [p0, p0 + nb), padded taps 0; x holds the group's cg input planes. Also read by the
+/// quantize stage's GPTQ for a conv's input patches (transforms/quantize/static_gptq.h).
+void im2col_f32(const WindowGeom& g, int64_t cg, const float* x, int64_t p0, int64_t nb, float* col);
+
 /// Conv problem: X (N, C, in...), W (M, C/G, k...), optional bias (M), Y (N, M, out...).
 struct ConvProblem {
   WindowGeom g;

@@ -18,12 +18,6 @@
 #include "transforms/quantize/quantize_test_util.h"
 
 using namespace mcc;
-using mcc::test::add_input;
-using mcc::test::add_node;
-using mcc::test::add_random_init;
-using mcc::test::attr_i;
-using mcc::test::attr_ints;
-using mcc::test::run_quantize;
 
 namespace {
 
@@ -34,20 +28,20 @@ const std::vector<int64_t> kDims = {1, 4, 10, 10};
 ir::Model net() {
   ir::Model m = test::empty_model(13);
   ir::Graph& g = *m.graph;
-  ir::Value& x = add_input(g, "X", kDims);
-  auto& c1 = add_node(g, "Conv", "conv1", {&x, &add_random_init(g, "W1", {16, 4, 3, 3}, 41), &add_random_init(g, "B1", {16}, 42)},
-                      {"c1"}, 13, {attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})});
-  auto& r1 = add_node(g, "Relu", "relu1", {c1.outputs[0]}, {"r1"}, 13);
-  auto& c2 = add_node(g, "Conv", "conv2", {r1.outputs[0], &add_random_init(g, "W2", {16, 1, 3, 3}, 43), &add_random_init(g, "B2", {16}, 44)},
-                      {"c2"}, 13, {attr_ints("pads", {1, 1, 1, 1}), attr_i("group", 16)});
-  auto& r2 = add_node(g, "Relu", "relu2", {c2.outputs[0]}, {"r2"}, 13);
-  auto& c3 = add_node(g, "Conv", "conv3", {r2.outputs[0], &add_random_init(g, "W3", {8, 8, 3, 3}, 45), &add_random_init(g, "B3", {8}, 46)},
-                      {"c3"}, 13, {attr_ints("pads", {2, 2, 2, 2}), attr_ints("dilations", {2, 2}), attr_i("group", 2)});
-  auto& r3 = add_node(g, "Relu", "relu3", {c3.outputs[0]}, {"r3"}, 13);
-  auto& gap = add_node(g, "GlobalAveragePool", "gap", {r3.outputs[0]}, {"gap"}, 13);
-  auto& flat = add_node(g, "Flatten", "flat", {gap.outputs[0]}, {"flat"}, 13);
-  auto& fc = add_node(g, "Gemm", "fc", {flat.outputs[0], &add_random_init(g, "W4", {10, 8}, 47), &add_random_init(g, "B4", {10}, 48)},
-                      {"Y"}, 13, {attr_i("transB", 1)});
+  ir::Value& x = test::add_input(g, "X", kDims);
+  auto& c1 = test::add_node(g, "Conv", "conv1", {&x, &test::add_random_init(g, "W1", {16, 4, 3, 3}, 41), &test::add_random_init(g, "B1", {16}, 42)},
+                      {"c1"}, 13, {test::attr_ints("pads", {1, 1, 1, 1}), test::attr_ints("strides", {2, 2})});
+  auto& r1 = test::add_node(g, "Relu", "relu1", {c1.outputs[0]}, {"r1"}, 13);
+  auto& c2 = test::add_node(g, "Conv", "conv2", {r1.outputs[0], &test::add_random_init(g, "W2", {16, 1, 3, 3}, 43), &test::add_random_init(g, "B2", {16}, 44)},
+                      {"c2"}, 13, {test::attr_ints("pads", {1, 1, 1, 1}), test::attr_i("group", 16)});
+  auto& r2 = test::add_node(g, "Relu", "relu2", {c2.outputs[0]}, {"r2"}, 13);
+  auto& c3 = test::add_node(g, "Conv", "conv3", {r2.outputs[0], &test::add_random_init(g, "W3", {8, 8, 3, 3}, 45), &test::add_random_init(g, "B3", {8}, 46)},
+                      {"c3"}, 13, {test::attr_ints("pads", {2, 2, 2, 2}), test::attr_ints("dilations", {2, 2}), test::attr_i("group", 2)});
+  auto& r3 = test::add_node(g, "Relu", "relu3", {c3.outputs[0]}, {"r3"}, 13);
+  auto& gap = test::add_node(g, "GlobalAveragePool", "gap", {r3.outputs[0]}, {"gap"}, 13);
+  auto& flat = test::add_node(g, "Flatten", "flat", {gap.outputs[0]}, {"flat"}, 13);
+  auto& fc = test::add_node(g, "Gemm", "fc", {flat.outputs[0], &test::add_random_init(g, "W4", {10, 8}, 47), &test::add_random_init(g, "B4", {10}, 48)},
+                      {"Y"}, 13, {test::attr_i("transB", 1)});
   test::mark_output(g, *fc.outputs[0]);
   return m;
 }
@@ -80,8 +74,8 @@ TEST_CASE("quantize static algorithm=gptq: codes beat rounding to nearest, are r
   test::CalibDir calib(kDims, 16, 7000);
   const ir::Model f = net();
   ir::Model g = net(), r = net(), replayed = net();
-  const auto res = run_quantize(g, {{"calib", calib.path()}});  // algorithm=auto: gptq in static mode
-  run_quantize(r, {{"calib", calib.path()}, {"algorithm", "rtn"}});
+  const auto res = test::run_quantize(g, {{"calib", calib.path()}});  // algorithm=auto: gptq in static mode
+  test::run_quantize(r, {{"calib", calib.path()}, {"algorithm", "rtn"}});
   const auto& rec = res.record["gptq"];
   REQUIRE(rec.is_object());
   // The Gemm sees one row per sample: 16 rows for 8 inputs are too few to trust its Hessian.
@@ -115,14 +109,14 @@ TEST_CASE("quantize static algorithm=gptq: codes beat rounding to nearest, are r
   CHECK(e_gptq < e_rtn);
 
   const auto parsed = nlohmann::ordered_json::parse(res.record.dump(2));
-  CHECK(run_quantize(replayed, {{"calib", "/nonexistent"}}, &parsed).modified);
+  CHECK(test::run_quantize(replayed, {{"calib", "/nonexistent"}}, &parsed).modified);
   CHECK(ir::serialize_model(replayed) == ir::serialize_model(g));
   // Recorded codes of the wrong length do not fit the weight: a model error.
   nlohmann::ordered_json bad = parsed;
   for (auto& p : bad["points"])
     if (p["tensor"] == "W1") p["codes"] = "AAAA";
   ir::Model other = net();
-  CHECK_THROWS_AS(run_quantize(other, {}, &bad), ModelError);
+  CHECK_THROWS_AS(test::run_quantize(other, {}, &bad), ModelError);
 }
 
 TEST_CASE("quantize static algorithm=gptq: the record and model do not depend on the thread count") {
@@ -144,14 +138,14 @@ TEST_CASE("quantize static algorithm=gptq: the record and model do not depend on
 TEST_CASE("quantize static algorithm=gptq: within the ladder a later attempt takes the kept codes, the same bytes") {
   test::CalibDir calib(kDims, 16, 7300);
   ir::Model fresh = net(), first = net(), second = net(), other = net();
-  const auto want = run_quantize(fresh, {{"calib", calib.path()}});
+  const auto want = test::run_quantize(fresh, {{"calib", calib.path()}});
   nlohmann::ordered_json a, b, c;
   {
     transforms::quantize::CalibrationReuse reuse(true);
-    a = run_quantize(first, {{"calib", calib.path()}}).record;
-    b = run_quantize(second, {{"calib", calib.path()}}).record;
+    a = test::run_quantize(first, {{"calib", calib.path()}}).record;
+    b = test::run_quantize(second, {{"calib", calib.path()}}).record;
     // Another layout (per-tensor weight scales): other keys, codes made anew.
-    c = run_quantize(other, {{"calib", calib.path()}, {"per_channel", "false"}}).record;
+    c = test::run_quantize(other, {{"calib", calib.path()}, {"per_channel", "false"}}).record;
   }
   CHECK(a.dump() == want.record.dump());
   CHECK(b.dump() == want.record.dump());
@@ -173,8 +167,8 @@ TEST_CASE("quantize static algorithm=gptq: input rows calibration never excited 
     ir::save_npy(t, (sample / "X.npy").string());
   }
   ir::Model g = net(), r = net();
-  run_quantize(g, {{"calib", dir.path.string()}, {"algorithm", "gptq"}});
-  run_quantize(r, {{"calib", dir.path.string()}, {"algorithm", "rtn"}});
+  test::run_quantize(g, {{"calib", dir.path.string()}, {"algorithm", "gptq"}});
+  test::run_quantize(r, {{"calib", dir.path.string()}, {"algorithm", "rtn"}});
   const auto a = codes_of(g, "W1"), b = codes_of(r, "W1");
   int zeros = 0, changed = 0;
   for (int o = 0; o < 16; ++o)
@@ -194,10 +188,10 @@ TEST_CASE("quantize static algorithm=gptq: input rows calibration never excited 
 
 TEST_CASE("quantize algorithm: gptq needs calibration; dynamic mode refuses it; gptq_* need gptq") {
   ir::Model m = net();
-  CHECK_THROWS_AS(run_quantize(m, {{"mode", "dynamic"}, {"algorithm", "gptq"}}), UsageError);
-  CHECK_THROWS_AS(run_quantize(m, {{"algorithm", "rtn"}, {"gptq_damp", "0.1"}, {"calib", "x"}}), UsageError);
-  CHECK_THROWS_AS(run_quantize(m, {{"algorithm", "closest"}, {"calib", "x"}}), UsageError);
+  CHECK_THROWS_AS(test::run_quantize(m, {{"mode", "dynamic"}, {"algorithm", "gptq"}}), UsageError);
+  CHECK_THROWS_AS(test::run_quantize(m, {{"algorithm", "rtn"}, {"gptq_damp", "0.1"}, {"calib", "x"}}), UsageError);
+  CHECK_THROWS_AS(test::run_quantize(m, {{"algorithm", "closest"}, {"calib", "x"}}), UsageError);
   // mode=dynamic with the default (auto) rounds to nearest and needs no data.
   ir::Model d = net();
-  CHECK_NOTHROW(run_quantize(d, {{"mode", "dynamic"}}));
+  CHECK_NOTHROW(test::run_quantize(d, {{"mode", "dynamic"}}));
 }
