@@ -12,10 +12,12 @@ outputs whether `--state` replays byte-identically and how mcc's cpu backend com
 ONNX Runtime on the first --cpu-samples samples (mcc eval --golden, the mean cosine).
 
 mcc is run with MatMul layers only (embeddings=false); with its defaults (embeddings=true: the
-embedding tables int8, one scale per column, each Gather reading the int8 rows); with SmoothQuant
+embedding tables int8, one scale per column, each Gather reading the int8 rows;
+dynamic_activations=auto: per-row ranges on the feed-forward activations); with per-row ranges on
+every activation (dynamic_activations=per_token); with SmoothQuant
 (smooth_quant=0.5, LayerNormalization outliers folded into the weights, maxima calibrated on the 64
 shared samples, so judge this row on the held-out sentences); and with every layer quantized at run
-time (float_gelu_inputs=false). The int8 tables are what make the file size comparable with ONNX
+time with one range per tensor (dynamic_activations=per_tensor float_gelu_inputs=false). The int8 tables are what make the file size comparable with ONNX
 Runtime's.
 
 usage: bench/transformer_dynamic.py [--model /work/minilm/minilm_l6_v2.onnx] [--mcc build/mcc]
@@ -99,10 +101,12 @@ def main():
                "fp32": measure(a.model, samples)}
     results["mcc_matmul"] = mcc_dynamic(a, work, samples, "mcc_dynamic", "fold,quantize{mode=dynamic embeddings=false}")
     results["mcc_embeddings"] = mcc_dynamic(a, work, samples, "mcc_dynamic_emb", "fold,quantize{mode=dynamic}")
+    results["mcc_embeddings_per_token"] = mcc_dynamic(a, work, samples, "mcc_dynamic_emb_tok",
+                                                      "fold,quantize{mode=dynamic dynamic_activations=per_token}")
     results["mcc_embeddings_smooth"] = mcc_dynamic(
         a, work, samples, "mcc_dynamic_emb_sq", f"fold,quantize{{mode=dynamic calib={SAMPLES} smooth_quant=0.5}}")
     results["mcc_embeddings_all_dynamic"] = mcc_dynamic(a, work, samples, "mcc_dynamic_emb_all",
-                                                        "fold,quantize{mode=dynamic float_gelu_inputs=false}")
+                                                        "fold,quantize{mode=dynamic dynamic_activations=per_tensor float_gelu_inputs=false}")
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
     ref = os.path.join(work, "ort_dynamic.onnx")

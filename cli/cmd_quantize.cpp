@@ -69,8 +69,8 @@ constexpr StageFlag kStageFlags[] = {
     {.flag = "--no-embeddings", .key = "embeddings", .help = "--mode dynamic or weight_only: keep Gather tables float",
      .sets = "false"},
     {.flag = "--dynamic-activations", .key = "dynamic_activations",
-     .help = "--mode dynamic: per_token (each row's own run-time range) or per_tensor (one per activation, ONNX "
-             "Runtime quantize_dynamic's form)"},
+     .help = "--mode dynamic: auto (per_token on a causal LM's activations and on feed-forward ones, per_tensor elsewhere), per_token (each "
+             "row's own run-time range) or per_tensor (one per activation, ONNX Runtime quantize_dynamic's form)"},
     {.flag = "--bits", .key = "bits", .help = "--mode weight_only: bits per weight, 4 or 8"},
     {.flag = "--ratio", .key = "ratio",
      .help = "--mode weight_only --bits 4: least share of weight elements at 4 bits; the costliest weights become 8-bit "

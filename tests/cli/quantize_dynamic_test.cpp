@@ -33,7 +33,7 @@ TEST_CASE("quantize --mode dynamic: transformer block, ONNX Runtime runs it, cpu
   const json& st = state["stages"].back();
   CHECK(st["pass"] == "quantize");
   CHECK(st["options"]["mode"] == "dynamic");
-  CHECK(st["options"]["dynamic_activations"] == "per_token");
+  CHECK(st["options"]["dynamic_activations"] == "auto");
   CHECK(st["stats"]["layers_dynamic"] == 4);
   const auto rt = run_mcc({"quantize", model, "-o", (tmp.path / "tensor.onnx").string(), "--mode", "dynamic",
                            "--dynamic-activations", "per_tensor"});

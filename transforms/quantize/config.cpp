@@ -137,11 +137,12 @@ Config read_config(const Options& o) {
   c.weight_only = mode == "weight_only";
   read_weight_only(o, c);
   const std::string& granularity = o.get_string("dynamic_activations");
-  if (granularity != "per_token" && granularity != "per_tensor")
-    throw UsageError("quantize: dynamic_activations must be per_token or per_tensor, got '" + granularity + "'");
+  if (granularity != "auto" && granularity != "per_token" && granularity != "per_tensor")
+    throw UsageError("quantize: dynamic_activations must be auto, per_token or per_tensor, got '" + granularity + "'");
   c.per_token = c.dynamic && granularity == "per_token";
+  c.per_token_ffn = c.dynamic && granularity == "auto";
   // Per-row ranges already keep a GELU output's outlier rows from flattening the others.
-  c.float_gelu_inputs = o.get_bool("float_gelu_inputs") && !c.per_token;
+  c.float_gelu_inputs = o.get_bool("float_gelu_inputs") && !c.per_token && !c.per_token_ffn;
   // On by default in every mode.
   c.embeddings = o.get_bool("embeddings");
   if (c.dynamic) {

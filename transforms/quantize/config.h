@@ -55,6 +55,7 @@ struct Config {
   bool float_gelu_inputs = true;  // mode=dynamic: MatMul/Gemm reading a GELU output keep a float input
                                   // (per-tensor activations only)
   bool per_token = false;         // mode=dynamic: one run-time range per row of each activation
+  bool per_token_ffn = false;     // mode=dynamic: per-row ranges on feed-forward activations only (quantize/dynamic.h)
   bool awq = false;               // awq=true: activation-aware weight scales before weight-only rounding (quantize/awq.h)
   int64_t awq_grid = 20;          // awq: strengths tried per site
   bool awq_clip = true;           // awq: per-block clip search after the scales (quantize/awq_clip.h)

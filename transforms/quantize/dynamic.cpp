@@ -6,6 +6,7 @@
 
 #include "ir/errors.h"
 #include "ir/op_attrs.h"
+#include "ir/output_names.h"
 #include "transforms/quantize/opset.h"
 #include "transforms/quantize/policy.h"
 
@@ -51,6 +52,35 @@ bool is_gelu_output(const ir::Value* v) {
       if (depth < 3 && (p->is("Mul") || p->is("Add") || p->is("Div") || p->is("Sub"))) todo.push_back({p, depth + 1});
     }
   }
+  return false;
+}
+
+/// Whether layer n's output reaches a GELU's nonlinearity within five Add/Mul/Div/Sub/Pow steps
+/// (a bias Add, then x / sqrt 2 -> Erf, or x^3 ... -> Tanh), or feeds a Gelu node: n is the
+/// up-projection of a feed-forward block.
+bool feeds_gelu(const ir::Node& n) {
+  std::vector<std::pair<const ir::Value*, int>> todo{{n.outputs.at(0), 0}};
+  while (!todo.empty()) {
+    const auto [v, depth] = todo.back();
+    todo.pop_back();
+    for (const ir::Use& u : v->uses) {
+      const ir::Node* m = u.user;
+      if (m->owner != n.owner) continue;
+      if (m->is("Erf") || m->is("Tanh") || m->op_type == "Gelu" || m->op_type == "FastGelu" || m->op_type == "BiasGelu")
+        return true;
+      if (depth < 5 && (m->is("Add") || m->is("Mul") || m->is("Div") || m->is("Sub") || m->is("Pow")))
+        todo.push_back({m->outputs.at(0), depth + 1});
+    }
+  }
+  return false;
+}
+
+/// Whether the model is a causal LM: a graph output named like logits (ir/output_names.h) of rank
+/// 3, [batch, tokens, vocabulary]. A decoder's residual stream carries a few tokens far larger
+/// than the rest at every layer, so auto gives every activation its row ranges there.
+bool causal_lm(const ir::Graph& g) {
+  for (const ir::Value* o : g.outputs)
+    if (o && ir::names_lm_logits(o->name) && o->shape.rank_known() && o->shape.rank() == 3) return true;
   return false;
 }
 
@@ -103,6 +133,7 @@ Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg)
     for (const Candidate& c : kept) (is_gelu_output(c.node->input(0)) ? float_input : rest).push_back(c);
     kept.swap(rest);
   }
+  const bool every_row = cfg.per_token || (cfg.per_token_ffn && causal_lm(*model.graph));
   for (const Candidate& c : kept) {
     const std::string& a = c.node->input(0)->name;
     if (!pts.activation.count(a)) {
@@ -110,13 +141,15 @@ Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg)
       p.tensor = a;
       p.role = Role::Activation;
       p.dynamic = true;
-      p.per_token = cfg.per_token;
+      p.per_token = every_row || (cfg.per_token_ffn && is_gelu_output(c.node->input(0)));
       p.dtype = ir::DType::U8;
       p.method = "dynamic";
       pts.activation[a] = pts.points.size();
       pts.points.push_back(std::move(p));
     }
-    pts.points[pts.activation[a]].consumers.push_back(node_label(*c.node));
+    QPoint& p = pts.points[pts.activation[a]];
+    p.consumers.push_back(node_label(*c.node));
+    p.per_token = p.per_token || (cfg.per_token_ffn && feeds_gelu(*c.node));
   }
   for (const Candidate& c : kept) {
     const ir::Value* w = c.node->input(1);

@@ -2,14 +2,21 @@
 // float32 constant [K, N]) and Gemm layers (transA = 0, alpha = 1, beta = 1 when C is given) get
 // int8 symmetric weights computed offline (per output column, or per tensor with
 // per_channel=false: s[n] = max|W[:, n]| / 127) and a uint8 activation quantized at run time by
-// DynamicQuantizeLinear (no calibration, no recorded scale): by default one range per row
+// DynamicQuantizeLinear (no calibration, no recorded scale): one range per row
 // (dynamic_activations=per_token: one row's range no longer sets every other row's step, and a
 // row skewed by a few outlier channels keeps its codes; MiniLM held-out sentence cosine 0.9987
-// against 0.9937 per tensor), or one per tensor (per_tensor, ONNX Runtime quantize_dynamic's
-// form). The graph forms are in quantize/apply_dynamic.h. Exclusions, rules (skip, per_tensor,
+// against 0.9937 per tensor), one per tensor (per_tensor, ONNX Runtime quantize_dynamic's
+// form), or, by default (auto), per row on every activation of a causal LM (a graph output
+// named like logits, rank 3: a decoder's residual stream carries a few huge tokens) and
+// elsewhere on the activations of feed-forward blocks only: a GELU
+// output and the input of a layer whose output reaches a GELU (Erf/Tanh within five
+// Add/Mul/Div/Sub/Pow steps, or a Gelu node). Those two carry most of what per-row ranges win,
+// and the row statistics and rescaling cost ONNX Runtime elementwise passes on every other
+// activation too (MiniLM-L6: cosine 0.9979, 0.55x fp32 at 1 thread; per_token everywhere
+// 0.9988 at 0.61x; per tensor 0.9935 at 0.46x). The graph forms are in quantize/apply_dynamic.h. Exclusions, rules (skip, per_tensor,
 // per_channel) and op_types select nodes as in static mode; Conv/ConvTranspose and the other op
 // types stay float and are listed.
-// float_gelu_inputs=true (default; per-tensor activations only): a MatMul/Gemm whose input is a
+// float_gelu_inputs=true (default; dynamic_activations=per_tensor only): a MatMul/Gemm whose input is a
 // GELU output (a Gelu node, or a Mul reaching an Erf/Tanh within three Mul/Add/Div/Sub producers) keeps that input float and gets
 // its weight as an int8 per-channel weight point behind DequantizeLinear; the point's note and the
 // stat layers_float_input say so. A per-tensor run-time range over a GELU output's outlier

@@ -277,11 +277,14 @@ class QuantizePass : public Pass {
              "mode=dynamic: MatMul/Gemm layers reading a GELU output keep a float input (their weights int8 per "
              "channel behind DequantizeLinear): one run-time uint8 range over a GELU output's outlier channels "
              "costs most of a transformer's accuracy (dynamic_activations=per_tensor only)", {}, "false"},
-            {"dynamic_activations", OptionType::String, "per_token",
+            {"dynamic_activations", OptionType::String, "auto",
              "mode=dynamic: per_token (each row of an activation, e.g. each token, centred and scaled to [-1, 1] "
              "by its own run-time min/max before DynamicQuantizeLinear; the MatMul/Gemm outputs are rescaled row "
-             "by row) or per_tensor (one run-time range per activation, ONNX Runtime quantize_dynamic's form)",
-             {"per_token", "per_tensor"}, "per_tensor"},
+             "by row), per_tensor (one run-time range per activation, ONNX Runtime quantize_dynamic's form) or "
+             "auto (per_token on every activation of a causal LM, a graph output named like logits of rank 3; "
+             "otherwise per_token on feed-forward activations, a GELU output and the input of a layer feeding a "
+             "GELU, and per_tensor elsewhere, where a row's own range buys little for its run time)",
+             {"auto", "per_token", "per_tensor"}, "per_tensor"},
             {"bits", OptionType::Int, "4", "mode=weight_only: bits per weight (4 or 8)", {}},
             {"ratio", OptionType::Float, "1",
              "mode=weight_only bits=4: least share of the weights' elements at 4 bits; the weights whose 4-bit "

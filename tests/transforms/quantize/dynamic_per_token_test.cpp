@@ -1,4 +1,4 @@
-// quantize{mode=dynamic dynamic_activations=per_token} (the default): each row of a quantized
+// quantize{mode=dynamic dynamic_activations=per_token}: each row of a quantized
 // activation is centred and scaled to [-1, 1] by its own run-time min/max before
 // DynamicQuantizeLinear, and the MatMul/Gemm outputs are rescaled row by row (plus the centre times
 // the weight's column sums). Checks the graph form (one set of row statistics per activation
@@ -54,7 +54,7 @@ double rest_error(const ir::Tensor& got, const ir::Tensor& want) {
 TEST_CASE("quantize mode=dynamic per_token: row statistics once per activation, outputs rescaled per row, replayed") {
   ir::Model m = test::dynamic_block();
   const auto want = test::run_cpu(m, feeds(1));
-  const auto res = test::run_quantize(m, {{"mode", "dynamic"}});
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}, {"dynamic_activations", "per_token"}});
   CHECK(test::count_ops(m, "DynamicQuantizeLinear") == 3);  // x (proj_q and proj_k), h, z
   CHECK(test::count_ops(m, "ReduceMax") == 3);
   CHECK(test::count_ops(m, "ReduceMin") == 3);
@@ -83,7 +83,7 @@ TEST_CASE("quantize mode=dynamic per_token: row statistics once per activation, 
   // Replay from the record with no data: the same numbers.
   ir::Model again = test::dynamic_block();
   const json rec = res.record;
-  test::run_quantize(again, {{"mode", "dynamic"}}, &rec);
+  test::run_quantize(again, {{"mode", "dynamic"}}, &rec);  // the record, not the option, decides
   CHECK(test::max_abs_diff(test::run_cpu(again, feeds(2)), test::run_cpu(m, feeds(2))) == 0.0);
   CHECK(test::count_ops(again, "ReduceMin") == 3);
 }
@@ -94,7 +94,7 @@ TEST_CASE("quantize mode=dynamic per_token: one outlier row leaves the other row
   const ir::Tensor want = test::run_cpu(ref, {{"x", backends::RValue::of(x)}}).at(0);
   ir::Model tensor_wise = one_matmul(13), token_wise = one_matmul(13);
   test::run_quantize(tensor_wise, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}});
-  test::run_quantize(token_wise, {{"mode", "dynamic"}});
+  test::run_quantize(token_wise, {{"mode", "dynamic"}, {"dynamic_activations", "per_token"}});
   const double e_tensor = rest_error(test::run_cpu(tensor_wise, {{"x", backends::RValue::of(x)}}).at(0), want);
   const double e_token = rest_error(test::run_cpu(token_wise, {{"x", backends::RValue::of(x)}}).at(0), want);
   MESSAGE("relative error on the ordinary rows: per tensor " << e_tensor << ", per token " << e_token);
@@ -104,7 +104,7 @@ TEST_CASE("quantize mode=dynamic per_token: one outlier row leaves the other row
 
 TEST_CASE("quantize mode=dynamic per_token: opset 18 takes ReduceMax axes as an input; a constant row stays finite") {
   ir::Model m = one_matmul(18);
-  test::run_quantize(m, {{"mode", "dynamic"}});
+  test::run_quantize(m, {{"mode", "dynamic"}, {"dynamic_activations", "per_token"}});
   int reduces = 0;
   for (const ir::Node* n : m.graph->nodes())
     if (n->op_type == "ReduceMax" || n->op_type == "ReduceMin") {
@@ -121,4 +121,91 @@ TEST_CASE("quantize mode=dynamic per_token: opset 18 takes ReduceMax axes as an 
   const ir::Tensor want = test::run_cpu(f, {{"x", backends::RValue::of(x)}}).at(0);
   for (float v : y.data<float>()) CHECK(std::isfinite(v));
   CHECK(test::cosine(y, want) > 0.999);
+}
+
+namespace {
+
+/// z -> proj (an attention-like projection) -> p; x -> up -> + b -> GELU (erf form) -> down -> y.
+ir::Model feed_forward_block() {
+  ir::Model m = test::empty_model(17);
+  ir::Graph& g = *m.graph;
+  ir::Value& x = test::add_input(g, "x", {2, 8, 16});
+  ir::Value& z = test::add_input(g, "z", {2, 8, 16});
+  auto& proj = test::add_node(g, "MatMul", "proj", {&z, &test::add_random_init(g, "Wp", {16, 16}, 41)}, {"p"}, 17);
+  auto& up = test::add_node(g, "MatMul", "up", {&x, &test::add_random_init(g, "W1", {16, 32}, 42)}, {"h"}, 17);
+  auto& bias = test::add_node(g, "Add", "up_bias", {up.outputs[0], &test::add_random_init(g, "b1", {32}, 43)}, {"hb"}, 17);
+  ir::Value& rt2 = g.add_initializer("sqrt2", ir::Tensor::scalar<float>(1.4142135f));
+  ir::Value& one = g.add_initializer("one", ir::Tensor::scalar<float>(1.f));
+  ir::Value& half = g.add_initializer("half", ir::Tensor::scalar<float>(0.5f));
+  auto& div = test::add_node(g, "Div", "div", {bias.outputs[0], &rt2}, {"hd"}, 17);
+  auto& erf = test::add_node(g, "Erf", "erf", {div.outputs[0]}, {"he"}, 17);
+  auto& add = test::add_node(g, "Add", "add", {erf.outputs[0], &one}, {"ha"}, 17);
+  auto& mul = test::add_node(g, "Mul", "mul", {bias.outputs[0], add.outputs[0]}, {"hm"}, 17);
+  auto& gelu = test::add_node(g, "Mul", "gelu", {mul.outputs[0], &half}, {"gl"}, 17);
+  auto& down = test::add_node(g, "MatMul", "down", {gelu.outputs[0], &test::add_random_init(g, "W2", {32, 16}, 44)}, {"y"}, 17);
+  test::mark_output(g, *proj.outputs[0]);
+  test::mark_output(g, *down.outputs[0]);
+  return m;
+}
+
+std::vector<std::pair<std::string, backends::RValue>> feed_forward_feeds(uint32_t seed) {
+  return {{"x", backends::RValue::of(test::random_tensor({2, 8, 16}, seed, -2.f, 2.f))},
+          {"z", backends::RValue::of(test::random_tensor({2, 8, 16}, seed + 1, -2.f, 2.f))}};
+}
+
+bool point_per_token(const json& record, const std::string& tensor) {
+  for (const auto& p : record["points"])
+    if (p["tensor"] == tensor) return p.value("per_token", false);
+  FAIL("no point for " << tensor);
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("quantize mode=dynamic auto (the default): row ranges on feed-forward activations only, replayed") {
+  ir::Model m = feed_forward_block();
+  const auto want = test::run_cpu(m, feed_forward_feeds(1));
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}});
+  CHECK(res.stats["layers_dynamic"] == 3);
+  CHECK(point_per_token(res.record, "x"));     // up's output reaches the GELU's Erf
+  CHECK(point_per_token(res.record, "gl"));    // the GELU output
+  CHECK_FALSE(point_per_token(res.record, "z"));  // an ordinary projection: one range per tensor
+  CHECK(test::count_ops(m, "ReduceMax") == 2);
+  CHECK(test::count_ops(m, "DynamicQuantizeLinear") == 3);
+  const auto got = test::run_cpu(m, feed_forward_feeds(1));
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double c = test::cosine(got[i], want[i]);
+    MESSAGE("output " << i << ": cosine vs float " << c);
+    CHECK(c > 0.999);
+  }
+  // Replay from the record with no data gives the same numbers, whatever the option says.
+  ir::Model again = feed_forward_block();
+  const json rec = res.record;
+  test::run_quantize(again, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}}, &rec);
+  CHECK(test::max_abs_diff(test::run_cpu(again, feed_forward_feeds(2)), test::run_cpu(m, feed_forward_feeds(2))) == 0.0);
+  // per_tensor writes no row statistics; per_token writes them for all three activations.
+  ir::Model tensor_wise = feed_forward_block(), token_wise = feed_forward_block();
+  test::run_quantize(tensor_wise, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}, {"float_gelu_inputs", "false"}});
+  test::run_quantize(token_wise, {{"mode", "dynamic"}, {"dynamic_activations", "per_token"}});
+  CHECK(test::count_ops(tensor_wise, "ReduceMax") == 0);
+  CHECK(test::count_ops(token_wise, "ReduceMax") == 3);
+  CHECK_THROWS_AS(test::run_quantize(m, {{"mode", "dynamic"}, {"dynamic_activations", "rows"}}), UsageError);
+}
+
+TEST_CASE("quantize mode=dynamic auto: a causal LM (logits of rank 3) gets row ranges on every activation") {
+  // The feed-forward block with its projection output renamed to causal-LM logits [2, 8, 16].
+  auto build = [] {
+    ir::Model m = feed_forward_block();
+    ir::Value* p = m.graph->find_value("p");
+    REQUIRE(p != nullptr);
+    m.graph->rename_value(*p, "logits");
+    p->shape = ir::Shape::of({2, 8, 16});
+    return m;
+  };
+  ir::Model m = build();
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}});
+  CHECK(point_per_token(res.record, "z"));
+  CHECK(point_per_token(res.record, "x"));
+  CHECK(point_per_token(res.record, "gl"));
+  CHECK(test::count_ops(m, "ReduceMax") == 3);
 }

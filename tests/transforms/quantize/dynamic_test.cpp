@@ -281,7 +281,8 @@ TEST_CASE("quantize mode=dynamic: a MatMul reading a GELU output keeps a float i
   CHECK(test::run_quantize(off, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}, {"float_gelu_inputs", "false"}})
             .stats["layers_dynamic"] == 2);
   CHECK(test::count_ops(off, "MatMulInteger") == 2);
-  // Per-token ranges (the default) need no float island: both layers run at run time.
+  // Per-token ranges (the default puts them on both of these feed-forward activations) need no
+  // float island: both layers run at run time.
   ir::Model tok = build();
   CHECK(test::run_quantize(tok, {{"mode", "dynamic"}}).stats["layers_dynamic"] == 2);
   CHECK(test::count_ops(tok, "MatMulInteger") == 2);
