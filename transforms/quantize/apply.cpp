@@ -324,6 +324,7 @@ nlohmann::ordered_json point_to_json(const QPoint& p) {
   j["role"] = role_name(p.role);
   if (p.dynamic) j["dynamic"] = true;
   if (p.per_token) j["per_token"] = true;
+  if (p.row_ends_on_codes) j["row_ends_on_codes"] = true;
   if (p.gathered) j["gathered"] = true;
   j["dtype"] = ir::dtype_name(p.dtype);
   if (p.dynamic) {
@@ -379,6 +380,8 @@ QPoint point_from_json(const nlohmann::ordered_json& j) {
   if (p.dynamic && p.role != Role::Activation) throw ModelError("only activations can be dynamic");
   p.per_token = j.value("per_token", false);
   if (p.per_token && !p.dynamic) throw ModelError("only dynamic points can have per_token ranges");
+  p.row_ends_on_codes = j.value("row_ends_on_codes", false);
+  if (p.row_ends_on_codes && !p.per_token) throw ModelError("row_ends_on_codes needs a per_token point");
   p.gathered = j.value("gathered", false);
   if (p.gathered && (p.role != Role::Weight || p.dtype != ir::DType::I8))
     throw ModelError("only int8 weights (embedding tables) can be gathered");

@@ -16,10 +16,15 @@
 //
 // per_token points (one range per row of A, i.e. per token of a transformer's [B, S, K]):
 //          hi, lo = ReduceMax(A), ReduceMin(A)  over the last axis, keepdims
-//          c = (hi + lo) / 2;  s = max((hi - lo) / 2, 1e-30)          [.., 1] per row
-//          A_normalised = (A - c) / s                                  every row in [-1, 1]
+//          s = max((hi - lo) * 128 / 255, 1e-30);  c = lo + s              [.., 1] per row
+//          A_normalised = (A - c) / s                         every row in [-1, 127/128]
 //          ... DynamicQuantizeLinear(A_normalised) -> MatMulInteger -> Cast -> Mul as above
 //          Y = Y_normalised * s + c * W_column_sums   (W_column_sums[n] = sum_k W_dequantized[k, n])
+// The ends -1 and 127/128 give DynamicQuantizeLinear the scale 1/128 and the zero point 128
+// exactly, and each row's min and max the codes 0 and 255 (row_ends_on_codes in the record).
+// Points recorded before it replay the earlier form, c = (hi + lo) / 2, s = (hi - lo) / 2, rows in
+// [-1, 1]: its zero point round(127.5) and every row's ends sit halfway between two codes, where
+// runtimes round apart.
 // so each row is quantized over its own range (asymmetric) while the integer product stays the
 // one ONNX Runtime fuses (DynamicQuantizeMatMul). The run-time scale is not handed to
 // MatMulInteger's consumers as a per-row tensor: ONNX Runtime 1.32 fuses MatMulInteger -> Cast ->

@@ -150,6 +150,7 @@ Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg)
     QPoint& p = pts.points[pts.activation[a]];
     p.consumers.push_back(node_label(*c.node));
     p.per_token = p.per_token || (cfg.per_token_ffn && feeds_gelu(*c.node));
+    p.row_ends_on_codes = p.per_token;
   }
   for (const Candidate& c : kept) {
     const ir::Value* w = c.node->input(1);

@@ -33,6 +33,9 @@ struct QPoint {
                                    // each row is centred and scaled to [-1, 1] before
                                    // DynamicQuantizeLinear, its readers undo it
                                    // (quantize/apply_dynamic.h); unset: one range per tensor
+  bool row_ends_on_codes = false;  // per_token rows mapped to [-1, 127/128], so their ends land on
+                                   // codes 0 and 255 exactly (unset: [-1, 1], the form before,
+                                   // whose ends fall halfway between two codes)
   bool gathered = false;           // embedding table (int8 weight, axis 1 or per tensor) whose
                                    // consumers, axis-0 Gathers, read the codes and are each
                                    // followed by a DequantizeLinear (quantize/apply_gather.h);

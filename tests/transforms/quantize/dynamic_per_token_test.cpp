@@ -209,3 +209,43 @@ TEST_CASE("quantize mode=dynamic auto: a causal LM (logits of rank 3) gets row r
   CHECK(point_per_token(res.record, "gl"));
   CHECK(test::count_ops(m, "ReduceMax") == 3);
 }
+
+TEST_CASE("quantize mode=dynamic per_token: row ends on codes 0 and 255; records without row_ends_on_codes replay the [-1, 1] form") {
+  ir::Model m = one_matmul(17);
+  const auto res = test::run_quantize(m, {{"mode", "dynamic"}, {"dynamic_activations", "per_token"}});
+  const json* px = nullptr;
+  for (const auto& p : res.record["points"])
+    if (p["tensor"] == "x") px = &p;
+  REQUIRE(px != nullptr);
+  CHECK((*px)["row_ends_on_codes"] == true);
+  // The normalised rows span [-1, 127/128]: DynamicQuantizeLinear's scale is 1/128, its zero point 128.
+  const ir::Tensor x = outlier_rows();
+  ir::Model probe = one_matmul(17);
+  test::run_quantize(probe, {{"mode", "dynamic"}, {"dynamic_activations", "per_token"}});
+  const ir::Node* dq = nullptr;
+  for (const ir::Node* n : probe.graph->nodes())
+    if (n->op_type == "DynamicQuantizeLinear") dq = n;
+  REQUIRE(dq != nullptr);
+  test::mark_output(*probe.graph, *dq->outputs[1]);
+  test::mark_output(*probe.graph, *dq->outputs[2]);
+  const auto outs = test::run_cpu(probe, {{"x", backends::RValue::of(x)}});
+  REQUIRE(outs.size() == 3);
+  CHECK(outs[1].data<float>()[0] == doctest::Approx(1.0 / 128).epsilon(1e-6));
+  CHECK(outs[2].data<uint8_t>()[0] == 128);
+  // A record from before the key replays the earlier form (centre = (max + min) / 2).
+  json old = res.record;
+  for (auto& p : old["points"]) p.erase("row_ends_on_codes");
+  ir::Model again = one_matmul(17);
+  test::run_quantize(again, {{"mode", "dynamic"}, {"dynamic_activations", "per_token"}}, &old);
+  int half_widths = 0;
+  for (const ir::Node* n : again.graph->nodes()) half_widths += n->outputs[0]->name.find("_row_half_width") != std::string::npos;
+  CHECK(half_widths == 1);
+  const ir::Tensor want = test::run_cpu(one_matmul(17), {{"x", backends::RValue::of(x)}}).at(0);
+  CHECK(test::cosine(test::run_cpu(again, {{"x", backends::RValue::of(x)}}).at(0), want) > 0.999);
+  CHECK(test::cosine(test::run_cpu(m, {{"x", backends::RValue::of(x)}}).at(0), want) > 0.999);
+  json bad = res.record;
+  for (auto& p : bad["points"])
+    if (p["tensor"] == "x") p["per_token"] = false;
+  ir::Model refused = one_matmul(17);
+  CHECK_THROWS_AS(test::run_quantize(refused, {{"mode", "dynamic"}, {"dynamic_activations", "per_token"}}, &bad), ModelError);
+}
