@@ -105,7 +105,7 @@ class DynamicWriter {
     Rows rows;
     ir::Value* quantized_input = a;
     if (p.per_token) {
-      rows = p.row_ends_on_codes ? rows_on_codes(*a, before) : normalise_rows(*a, before);
+      rows = normalise_rows(*a, before, p.row_ends_on_codes);
       quantized_input = rows.normalised;
     }
     ir::Node& dq = g_.add_node("DynamicQuantizeLinear", "", unique_node_name(g_, names_, name + "_DynamicQuantizeLinear"), {quantized_input},
@@ -135,8 +135,6 @@ class DynamicWriter {
  private:
   /// Per-row statistics of a per_token point: centre c, scale s (at least kTiny, so a constant row
   /// divides by a positive number) and (A - c) / s; A = c + s * normalised undoes them.
-  /// normalise_rows (the form before row_ends_on_codes): c = (max + min) / 2, s = (max - min) / 2,
-  /// rows in [-1, 1].
   struct Rows {
     ir::Value* centre = nullptr;
     ir::Value* scale = nullptr;
@@ -162,42 +160,35 @@ class DynamicWriter {
     return typed(*n.outputs[0], ir::DType::F32, row_shape(a));
   }
 
-  Rows normalise_rows(ir::Value& a, const ir::Node* before) {
+  /// The row statistics of a per_token point and A normalised by them.
+  /// ends_on_codes (row_ends_on_codes): s = (max - min) * 128 / 255, c = min + s, rows in
+  /// [-1, 127/128]. Over a tensor whose rows all reach both ends, DynamicQuantizeLinear's range
+  /// is then [-1, 127/128], its scale 1/128 and its zero point 128 exactly, and each row's min and
+  /// max quantize to codes 0 and 255. The form before: c = (max + min) / 2, s = (max - min) / 2,
+  /// rows in [-1, 1]; its zero point is round(127.5) and every row's ends lie halfway between two
+  /// codes, so runtimes (and ONNX Runtime's fused and unfused kernels) round them apart: on
+  /// MiniLM-L6 per_token, ONNX Runtime against itself 0.9986-0.9994 sentence cosine,
+  /// 0.9993-0.9996 with the ends on codes.
+  Rows normalise_rows(ir::Value& a, const ir::Node* before, bool ends_on_codes) {
     static constexpr float kTiny = 1e-30f;
     const std::string& b = a.name;
     const ir::Shape rs = row_shape(a);
     ir::Value& hi = reduce("ReduceMax", a, b + "_row_max", before);
     ir::Value& lo = reduce("ReduceMin", a, b + "_row_min", before);
-    ir::Value& half = constant(b + "_half", 0.5f);
-    ir::Value& sum = node1("Add", b + "_row_sum", {&hi, &lo}, rs, before);
-    ir::Value& width = node1("Sub", b + "_row_width", {&hi, &lo}, rs, before);
     Rows r;
-    r.centre = &node1("Mul", b + "_row_centre", {&sum, &half}, rs, before);
-    ir::Value& half_width = node1("Mul", b + "_row_half_width", {&width, &half}, rs, before);
-    r.scale = &node1("Max", b + "_row_scale", {&half_width, &constant(b + "_tiny", kTiny)}, rs, before);
-    ir::Value& centred = node1("Sub", b + "_centred", {&a, r.centre}, a.shape, before);
-    r.normalised = &node1("Div", b + "_normalised", {&centred, r.scale}, a.shape, before);
-    return r;
-  }
-
-  /// The per_token form with row_ends_on_codes: s = (max - min) * 128 / 255, c = min + s, and
-  /// (A - c) / s in [-1, 127/128]. Over a tensor whose rows all reach both ends,
-  /// DynamicQuantizeLinear's range is [-1, 127/128], its scale 1/128 and its zero point
-  /// 128 exactly, and each row's min and max quantize to codes 0 and 255. With [-1, 1] instead the
-  /// zero point is round(127.5) and every row's ends lie halfway between two codes, so runtimes
-  /// (and ONNX Runtime's fused and unfused kernels) round them apart: on MiniLM-L6 per_token, ONNX
-  /// Runtime against itself 0.9986-0.9994 sentence cosine, 0.9993-0.9996 with these ends.
-  Rows rows_on_codes(ir::Value& a, const ir::Node* before) {
-    static constexpr float kTiny = 1e-30f;
-    const std::string& b = a.name;
-    const ir::Shape rs = row_shape(a);
-    ir::Value& hi = reduce("ReduceMax", a, b + "_row_max", before);
-    ir::Value& lo = reduce("ReduceMin", a, b + "_row_min", before);
-    ir::Value& width = node1("Sub", b + "_row_width", {&hi, &lo}, rs, before);
-    ir::Value& step = node1("Mul", b + "_row_step", {&width, &constant(b + "_128_over_255", 128.f / 255.f)}, rs, before);
-    Rows r;
-    r.scale = &node1("Max", b + "_row_scale", {&step, &constant(b + "_tiny", kTiny)}, rs, before);
-    r.centre = &node1("Add", b + "_row_centre", {&lo, r.scale}, rs, before);
+    if (ends_on_codes) {
+      ir::Value& width = node1("Sub", b + "_row_width", {&hi, &lo}, rs, before);
+      ir::Value& step = node1("Mul", b + "_row_step", {&width, &constant(b + "_128_over_255", 128.f / 255.f)}, rs, before);
+      r.scale = &node1("Max", b + "_row_scale", {&step, &constant(b + "_tiny", kTiny)}, rs, before);
+      r.centre = &node1("Add", b + "_row_centre", {&lo, r.scale}, rs, before);
+    } else {
+      ir::Value& half = constant(b + "_half", 0.5f);
+      ir::Value& sum = node1("Add", b + "_row_sum", {&hi, &lo}, rs, before);
+      ir::Value& width = node1("Sub", b + "_row_width", {&hi, &lo}, rs, before);
+      r.centre = &node1("Mul", b + "_row_centre", {&sum, &half}, rs, before);
+      ir::Value& half_width = node1("Mul", b + "_row_half_width", {&width, &half}, rs, before);
+      r.scale = &node1("Max", b + "_row_scale", {&half_width, &constant(b + "_tiny", kTiny)}, rs, before);
+    }
     ir::Value& centred = node1("Sub", b + "_centred", {&a, r.centre}, a.shape, before);
     r.normalised = &node1("Div", b + "_normalised", {&centred, r.scale}, a.shape, before);
     return r;

@@ -1,5 +1,6 @@
-// A small transformer-shaped block for the dynamic quantization tests
-// (tests/transforms/quantize/dynamic_test.cpp, tests/cli/quantize_dynamic_test.cpp), opset 17:
+// Small transformer-shaped blocks for the dynamic quantization tests
+// (tests/transforms/quantize/dynamic_test.cpp, dynamic_per_token_test.cpp,
+// tests/cli/quantize_dynamic_test.cpp), opset 17:
 //
 //   q   = MatMul(x[2, 8, 16], Wq[16, 16]);  qb = Add(q, bq)      projection with a bias Add
 //   k   = MatMul(x, Wk[16, 16])                                  x read by two MatMuls
@@ -40,6 +41,33 @@ inline ir::Model dynamic_block() {
                       {"Y2"}, 17, {attr_i("transB", 1)});
   mark_output(g, *y1.outputs[0]);
   mark_output(g, *fc.outputs[0]);
+  return m;
+}
+
+/// A feed-forward block beside an ordinary projection, opset 17:
+///   p = MatMul(z[2, 8, 16], Wp[16, 16])                            node proj
+///   h = MatMul(x[2, 8, 16], W1[16, 32]); hb = Add(h, b1)           nodes up, up_bias
+///   gl = hb * (1 + erf(hb / sqrt 2)) * 0.5                         the exported GELU (node gelu)
+///   y = MatMul(gl, W2[32, 16])                                     node down
+inline ir::Model feed_forward_block() {
+  ir::Model m = empty_model(17);
+  ir::Graph& g = *m.graph;
+  ir::Value& x = add_input(g, "x", {2, 8, 16});
+  ir::Value& z = add_input(g, "z", {2, 8, 16});
+  auto& proj = add_node(g, "MatMul", "proj", {&z, &add_random_init(g, "Wp", {16, 16}, 41)}, {"p"}, 17);
+  auto& up = add_node(g, "MatMul", "up", {&x, &add_random_init(g, "W1", {16, 32}, 42)}, {"h"}, 17);
+  auto& bias = add_node(g, "Add", "up_bias", {up.outputs[0], &add_random_init(g, "b1", {32}, 43)}, {"hb"}, 17);
+  ir::Value& rt2 = g.add_initializer("sqrt2", ir::Tensor::scalar<float>(1.4142135f));
+  ir::Value& one = g.add_initializer("one", ir::Tensor::scalar<float>(1.f));
+  ir::Value& half = g.add_initializer("half", ir::Tensor::scalar<float>(0.5f));
+  auto& div = add_node(g, "Div", "div", {bias.outputs[0], &rt2}, {"hd"}, 17);
+  auto& erf = add_node(g, "Erf", "erf", {div.outputs[0]}, {"he"}, 17);
+  auto& add = add_node(g, "Add", "add", {erf.outputs[0], &one}, {"ha"}, 17);
+  auto& mul = add_node(g, "Mul", "mul", {bias.outputs[0], add.outputs[0]}, {"hm"}, 17);
+  auto& gelu = add_node(g, "Mul", "gelu", {mul.outputs[0], &half}, {"gl"}, 17);
+  auto& down = add_node(g, "MatMul", "down", {gelu.outputs[0], &add_random_init(g, "W2", {32, 16}, 44)}, {"y"}, 17);
+  mark_output(g, *proj.outputs[0]);
+  mark_output(g, *down.outputs[0]);
   return m;
 }
 

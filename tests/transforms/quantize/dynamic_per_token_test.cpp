@@ -125,29 +125,6 @@ TEST_CASE("quantize mode=dynamic per_token: opset 18 takes ReduceMax axes as an 
 
 namespace {
 
-/// z -> proj (an attention-like projection) -> p; x -> up -> + b -> GELU (erf form) -> down -> y.
-ir::Model feed_forward_block() {
-  ir::Model m = test::empty_model(17);
-  ir::Graph& g = *m.graph;
-  ir::Value& x = test::add_input(g, "x", {2, 8, 16});
-  ir::Value& z = test::add_input(g, "z", {2, 8, 16});
-  auto& proj = test::add_node(g, "MatMul", "proj", {&z, &test::add_random_init(g, "Wp", {16, 16}, 41)}, {"p"}, 17);
-  auto& up = test::add_node(g, "MatMul", "up", {&x, &test::add_random_init(g, "W1", {16, 32}, 42)}, {"h"}, 17);
-  auto& bias = test::add_node(g, "Add", "up_bias", {up.outputs[0], &test::add_random_init(g, "b1", {32}, 43)}, {"hb"}, 17);
-  ir::Value& rt2 = g.add_initializer("sqrt2", ir::Tensor::scalar<float>(1.4142135f));
-  ir::Value& one = g.add_initializer("one", ir::Tensor::scalar<float>(1.f));
-  ir::Value& half = g.add_initializer("half", ir::Tensor::scalar<float>(0.5f));
-  auto& div = test::add_node(g, "Div", "div", {bias.outputs[0], &rt2}, {"hd"}, 17);
-  auto& erf = test::add_node(g, "Erf", "erf", {div.outputs[0]}, {"he"}, 17);
-  auto& add = test::add_node(g, "Add", "add", {erf.outputs[0], &one}, {"ha"}, 17);
-  auto& mul = test::add_node(g, "Mul", "mul", {bias.outputs[0], add.outputs[0]}, {"hm"}, 17);
-  auto& gelu = test::add_node(g, "Mul", "gelu", {mul.outputs[0], &half}, {"gl"}, 17);
-  auto& down = test::add_node(g, "MatMul", "down", {gelu.outputs[0], &test::add_random_init(g, "W2", {32, 16}, 44)}, {"y"}, 17);
-  test::mark_output(g, *proj.outputs[0]);
-  test::mark_output(g, *down.outputs[0]);
-  return m;
-}
-
 std::vector<std::pair<std::string, backends::RValue>> feed_forward_feeds(uint32_t seed) {
   return {{"x", backends::RValue::of(test::random_tensor({2, 8, 16}, seed, -2.f, 2.f))},
           {"z", backends::RValue::of(test::random_tensor({2, 8, 16}, seed + 1, -2.f, 2.f))}};
@@ -163,7 +140,7 @@ bool point_per_token(const json& record, const std::string& tensor) {
 }  // namespace
 
 TEST_CASE("quantize mode=dynamic auto (the default): row ranges on feed-forward activations only, replayed") {
-  ir::Model m = feed_forward_block();
+  ir::Model m = test::feed_forward_block();
   const auto want = test::run_cpu(m, feed_forward_feeds(1));
   const auto res = test::run_quantize(m, {{"mode", "dynamic"}});
   CHECK(res.stats["layers_dynamic"] == 3);
@@ -179,12 +156,12 @@ TEST_CASE("quantize mode=dynamic auto (the default): row ranges on feed-forward 
     CHECK(c > 0.999);
   }
   // Replay from the record with no data gives the same numbers, whatever the option says.
-  ir::Model again = feed_forward_block();
+  ir::Model again = test::feed_forward_block();
   const json rec = res.record;
   test::run_quantize(again, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}}, &rec);
   CHECK(test::max_abs_diff(test::run_cpu(again, feed_forward_feeds(2)), test::run_cpu(m, feed_forward_feeds(2))) == 0.0);
   // per_tensor writes no row statistics; per_token writes them for all three activations.
-  ir::Model tensor_wise = feed_forward_block(), token_wise = feed_forward_block();
+  ir::Model tensor_wise = test::feed_forward_block(), token_wise = test::feed_forward_block();
   test::run_quantize(tensor_wise, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}, {"float_gelu_inputs", "false"}});
   test::run_quantize(token_wise, {{"mode", "dynamic"}, {"dynamic_activations", "per_token"}});
   CHECK(test::count_ops(tensor_wise, "ReduceMax") == 0);
@@ -195,7 +172,7 @@ TEST_CASE("quantize mode=dynamic auto (the default): row ranges on feed-forward 
 TEST_CASE("quantize mode=dynamic auto: a causal LM (logits of rank 3) gets row ranges on every activation") {
   // The feed-forward block with its projection output renamed to causal-LM logits [2, 8, 16].
   auto build = [] {
-    ir::Model m = feed_forward_block();
+    ir::Model m = test::feed_forward_block();
     ir::Value* p = m.graph->find_value("p");
     REQUIRE(p != nullptr);
     m.graph->rename_value(*p, "logits");

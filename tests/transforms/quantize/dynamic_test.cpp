@@ -237,29 +237,13 @@ TEST_CASE("quantize mode=dynamic: per-tensor embedding tables dequantize the gat
 }
 
 TEST_CASE("quantize mode=dynamic: a MatMul reading a GELU output keeps a float input, its weight int8 per channel") {
-  // h = MatMul(x, W1); g = h * 0.5 * (1 + erf(h / sqrt 2)) (the exported GELU); y = MatMul(g, W2)
-  auto build = [] {
-    ir::Model m = test::empty_model(17);
-    ir::Graph& g = *m.graph;
-    ir::Value& x = test::add_input(g, "x", {2, 8, 16});
-    auto& up = test::add_node(g, "MatMul", "up", {&x, &test::add_random_init(g, "W1", {16, 32}, 11)}, {"h"}, 17);
-    ir::Value& rt2 = g.add_initializer("sqrt2", ir::Tensor::scalar<float>(1.4142135f));
-    ir::Value& one = g.add_initializer("one", ir::Tensor::scalar<float>(1.f));
-    ir::Value& half = g.add_initializer("half", ir::Tensor::scalar<float>(0.5f));
-    auto& div = test::add_node(g, "Div", "div", {up.outputs[0], &rt2}, {"hd"}, 17);
-    auto& erf = test::add_node(g, "Erf", "erf", {div.outputs[0]}, {"he"}, 17);
-    auto& add = test::add_node(g, "Add", "add", {erf.outputs[0], &one}, {"ha"}, 17);
-    auto& mul = test::add_node(g, "Mul", "mul", {up.outputs[0], add.outputs[0]}, {"hm"}, 17);
-    auto& gelu = test::add_node(g, "Mul", "gelu", {mul.outputs[0], &half}, {"gl"}, 17);
-    auto& down = test::add_node(g, "MatMul", "down", {gelu.outputs[0], &test::add_random_init(g, "W2", {32, 16}, 12)}, {"y"}, 17);
-    test::mark_output(g, *down.outputs[0]);
-    return m;
-  };
+  // test::feed_forward_block: proj, and up -> GELU (the exported erf form) -> down.
+  auto build = [] { return test::feed_forward_block(); };
   ir::Model m = build();
   const auto res = test::run_quantize(m, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}});
-  CHECK(res.stats["layers_dynamic"] == 1);
+  CHECK(res.stats["layers_dynamic"] == 2);
   CHECK(res.stats["layers_float_input"] == 1);
-  CHECK(test::count_ops(m, "MatMulInteger") == 1);  // up
+  CHECK(test::count_ops(m, "MatMulInteger") == 2);  // proj, up
   CHECK(test::count_ops(m, "MatMul") == 1);         // down, reading the float GELU output
   const ir::Value* w2 = m.graph->find_value("W2");
   REQUIRE(w2 != nullptr);
@@ -279,11 +263,11 @@ TEST_CASE("quantize mode=dynamic: a MatMul reading a GELU output keeps a float i
   // float_gelu_inputs=false: both layers are quantized at run time.
   ir::Model off = build();
   CHECK(test::run_quantize(off, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}, {"float_gelu_inputs", "false"}})
-            .stats["layers_dynamic"] == 2);
-  CHECK(test::count_ops(off, "MatMulInteger") == 2);
+            .stats["layers_dynamic"] == 3);
+  CHECK(test::count_ops(off, "MatMulInteger") == 3);
   // Per-token ranges (the default puts them on both of these feed-forward activations) need no
   // float island: both layers run at run time.
   ir::Model tok = build();
-  CHECK(test::run_quantize(tok, {{"mode", "dynamic"}}).stats["layers_dynamic"] == 2);
-  CHECK(test::count_ops(tok, "MatMulInteger") == 2);
+  CHECK(test::run_quantize(tok, {{"mode", "dynamic"}}).stats["layers_dynamic"] == 3);
+  CHECK(test::count_ops(tok, "MatMulInteger") == 3);
 }
