@@ -80,8 +80,8 @@ constexpr StageFlag kStageFlags[] = {
              "smaller than --block-size (0: off)"},
     {.flag = "--block-size", .key = "block_size", .help = "--mode weight_only: weights per scale along K (power of two >= 16)"},
     {.flag = "--algorithm", .key = "algorithm",
-     .help = "How weights are rounded: auto (default: gptq with --mode static, rtn otherwise), rtn (to nearest) or "
-             "gptq (from the calibration inputs' Hessians; --mode static or weight_only, needs --calib)"},
+     .help = "How weights are rounded: auto (default: rtn), rtn (to nearest) or gptq (from the calibration inputs' "
+             "Hessians; --mode static or weight_only, needs --calib)"},
     {.flag = "--weight-zero-point", .key = "weight_zero_point",
      .help = "--mode weight_only: asymmetric blocks with zero points (uint4/uint8)", .sets = "true"},
     {.flag = "--symmetric-weights", .key = "weight_zero_point",

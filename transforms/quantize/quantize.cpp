@@ -313,7 +313,7 @@ class QuantizePass : public Pass {
              "How weights are rounded: rtn (to nearest), gptq (rounding that compensates each input feature's "
              "error on the features not yet rounded, from the Hessian of the layer inputs on calibration data; "
              "mode=weight_only, and mode=static for the int8 weights of Conv, Gemm and MatMul, their scales kept) "
-             "or auto (gptq in mode=static, which calibrates anyway; rtn otherwise)",
+             "or auto (rtn in every mode; records with gptq codes replay them)",
              {"auto", "rtn", "gptq"}, "rtn"},
             {"gptq_damp", OptionType::Float, "0.01", "algorithm=gptq: fraction of the mean Hessian diagonal added to it", {}},
             {"gptq_act_order", OptionType::Bool, "false",

@@ -1,4 +1,4 @@
-// quantize, static mode, algorithm=gptq (the default through algorithm=auto): GPTQ chooses the int8
+// quantize, static mode, algorithm=gptq: GPTQ chooses the int8
 // codes of strided, depthwise, grouped-dilated Conv and Gemm weights under unchanged scales; each
 // layer's proxy loss beats round to nearest, the output is closer to float32 on inputs calibration
 // never saw, the codes are recorded and replayed byte-identically without data, the record does not
@@ -74,7 +74,7 @@ TEST_CASE("quantize static algorithm=gptq: codes beat rounding to nearest, are r
   test::CalibDir calib(kDims, 16, 7000);
   const ir::Model f = net();
   ir::Model g = net(), r = net(), replayed = net();
-  const auto res = test::run_quantize(g, {{"calib", calib.path()}});  // algorithm=auto: gptq in static mode
+  const auto res = test::run_quantize(g, {{"calib", calib.path()}, {"algorithm", "gptq"}});
   test::run_quantize(r, {{"calib", calib.path()}, {"algorithm", "rtn"}});
   const auto& rec = res.record["gptq"];
   REQUIRE(rec.is_object());
@@ -124,7 +124,7 @@ TEST_CASE("quantize static algorithm=gptq: the record and model do not depend on
   ir::Model one = net(), two = net();
   auto run = [&](ir::Model& m, int threads) {
     auto pass = transforms::quantize::make_pass();
-    transforms::Options o(pass->info(), {{"calib", calib.path()}, {"target", "ort"}});
+    transforms::Options o(pass->info(), {{"calib", calib.path()}, {"target", "ort"}, {"algorithm", "gptq"}});
     transforms::PassContext ctx{o, "quantize", nullptr, ".", threads, ""};
     return pass->run(m, ctx);
   };
@@ -138,14 +138,15 @@ TEST_CASE("quantize static algorithm=gptq: the record and model do not depend on
 TEST_CASE("quantize static algorithm=gptq: within the ladder a later attempt takes the kept codes, the same bytes") {
   test::CalibDir calib(kDims, 16, 7300);
   ir::Model fresh = net(), first = net(), second = net(), other = net();
-  const auto want = test::run_quantize(fresh, {{"calib", calib.path()}});
+  const std::vector<std::pair<std::string, std::string>> gptq{{"calib", calib.path()}, {"algorithm", "gptq"}};
+  const auto want = test::run_quantize(fresh, gptq);
   nlohmann::ordered_json a, b, c;
   {
     transforms::quantize::CalibrationReuse reuse(true);
-    a = test::run_quantize(first, {{"calib", calib.path()}}).record;
-    b = test::run_quantize(second, {{"calib", calib.path()}}).record;
+    a = test::run_quantize(first, gptq).record;
+    b = test::run_quantize(second, gptq).record;
     // Another layout (per-tensor weight scales): other keys, codes made anew.
-    c = test::run_quantize(other, {{"calib", calib.path()}, {"per_channel", "false"}}).record;
+    c = test::run_quantize(other, {{"calib", calib.path()}, {"algorithm", "gptq"}, {"per_channel", "false"}}).record;
   }
   CHECK(a.dump() == want.record.dump());
   CHECK(b.dump() == want.record.dump());
