@@ -33,13 +33,19 @@ std::string dynamic_refusal(const Candidate& c) {
 
 int weight_axis(const Candidate& c) { return c.settings.per_channel ? c.slots.weight_axis : -1; }
 
+/// A fused GELU node: ai.onnx 20 Gelu, com.microsoft Gelu/FastGelu/BiasGelu.
+bool is_gelu_node(const ir::Node& n) { return n.op_type == "Gelu" || n.op_type == "FastGelu" || n.op_type == "BiasGelu"; }
+
+/// The nonlinearity of an exported GELU: Erf (exact form) or Tanh (approximation).
+bool is_gelu_core(const ir::Node& n) { return n.is("Erf") || n.is("Tanh"); }
+
 /// Whether v is a GELU output: a Gelu node (ai.onnx 20, com.microsoft Gelu/FastGelu/BiasGelu), or
 /// a Mul whose operands reach an Erf or Tanh within three producers through Mul/Add/Div/Sub (the
 /// exported forms x * 0.5 * (1 + erf(x / sqrt 2)) and 0.5 * x * (1 + tanh(...))).
 bool is_gelu_output(const ir::Value* v) {
   const ir::Node* n = v ? v->producer : nullptr;
   if (!n) return false;
-  if (n->op_type == "Gelu" || n->op_type == "FastGelu" || n->op_type == "BiasGelu") return true;
+  if (is_gelu_node(*n)) return true;
   if (!n->is("Mul")) return false;
   std::vector<std::pair<const ir::Node*, int>> todo{{n, 0}};
   while (!todo.empty()) {
@@ -48,7 +54,7 @@ bool is_gelu_output(const ir::Value* v) {
     for (const ir::Value* in : m->inputs) {
       const ir::Node* p = in ? in->producer : nullptr;
       if (!p || p->owner != n->owner) continue;
-      if (p->is("Erf") || p->is("Tanh")) return true;
+      if (is_gelu_core(*p)) return true;
       if (depth < 3 && (p->is("Mul") || p->is("Add") || p->is("Div") || p->is("Sub"))) todo.push_back({p, depth + 1});
     }
   }
@@ -66,8 +72,7 @@ bool feeds_gelu(const ir::Node& n) {
     for (const ir::Use& u : v->uses) {
       const ir::Node* m = u.user;
       if (m->owner != n.owner) continue;
-      if (m->is("Erf") || m->is("Tanh") || m->op_type == "Gelu" || m->op_type == "FastGelu" || m->op_type == "BiasGelu")
-        return true;
+      if (is_gelu_core(*m) || is_gelu_node(*m)) return true;
       if (depth < 5 && (m->is("Add") || m->is("Mul") || m->is("Div") || m->is("Sub") || m->is("Pow")))
         todo.push_back({m->outputs.at(0), depth + 1});
     }
@@ -108,10 +113,6 @@ void add_embedding_points(const ir::Model& model, const Config& cfg, Points& pts
     ++pts.embeddings;
   }
 }
-
-namespace {
-
-}  // namespace
 
 Points dynamic_points(const ir::Model& model, Selection& sel, const Config& cfg) {
   Points pts;

@@ -49,6 +49,23 @@ double rest_error(const ir::Tensor& got, const ir::Tensor& want) {
   return err / ref;
 }
 
+bool point_per_token(const json& record, const std::string& tensor) {
+  for (const auto& p : record["points"])
+    if (p["tensor"] == tensor) return p.value("per_token", false);
+  FAIL("no point for " << tensor);
+  return false;
+}
+
+/// Checks every output against the float model's: cosine above 0.999.
+void check_close_to_float(const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double c = test::cosine(got[i], want[i]);
+    MESSAGE("output " << i << ": cosine vs float " << c);
+    CHECK(c > 0.999);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("quantize mode=dynamic per_token: row statistics once per activation, outputs rescaled per row, replayed") {
@@ -70,16 +87,8 @@ TEST_CASE("quantize mode=dynamic per_token: row statistics once per activation, 
   CHECK(m.graph->find_value("q")->producer->op_type == "Add");
   CHECK(m.graph->find_value("Y2")->producer->op_type == "Add");
   CHECK(m.graph->find_value("Wg_column_sums")->initializer->dims() == std::vector<int64_t>{8});
-  bool per_token = false;
-  for (const auto& p : res.record["points"])
-    if (p["tensor"] == "x") per_token = p.value("per_token", false);
-  CHECK(per_token);
-  const auto got = test::run_cpu(m, feeds(1));
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double c = test::cosine(got[i], want[i]);
-    MESSAGE("output " << i << ": cosine vs float " << c);
-    CHECK(c > 0.999);
-  }
+  CHECK(point_per_token(res.record, "x"));
+  check_close_to_float(test::run_cpu(m, feeds(1)), want);
   // Replay from the record with no data: the same numbers.
   ir::Model again = test::dynamic_block();
   const json rec = res.record;
@@ -130,13 +139,6 @@ std::vector<std::pair<std::string, backends::RValue>> feed_forward_feeds(uint32_
           {"z", backends::RValue::of(test::random_tensor({2, 8, 16}, seed + 1, -2.f, 2.f))}};
 }
 
-bool point_per_token(const json& record, const std::string& tensor) {
-  for (const auto& p : record["points"])
-    if (p["tensor"] == tensor) return p.value("per_token", false);
-  FAIL("no point for " << tensor);
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("quantize mode=dynamic auto (the default): row ranges on feed-forward activations only, replayed") {
@@ -149,12 +151,7 @@ TEST_CASE("quantize mode=dynamic auto (the default): row ranges on feed-forward 
   CHECK_FALSE(point_per_token(res.record, "z"));  // an ordinary projection: one range per tensor
   CHECK(test::count_ops(m, "ReduceMax") == 2);
   CHECK(test::count_ops(m, "DynamicQuantizeLinear") == 3);
-  const auto got = test::run_cpu(m, feed_forward_feeds(1));
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double c = test::cosine(got[i], want[i]);
-    MESSAGE("output " << i << ": cosine vs float " << c);
-    CHECK(c > 0.999);
-  }
+  check_close_to_float(test::run_cpu(m, feed_forward_feeds(1)), want);
   // Replay from the record with no data gives the same numbers, whatever the option says.
   ir::Model again = test::feed_forward_block();
   const json rec = res.record;
