@@ -2,9 +2,9 @@
 """Checks that every kind of compressed model mcc writes deploys in other runtimes.
 
 For each bundled model and each compression mode, run through the real CLI (`mcc quantize` static,
-and with `--target ort|openvino|generic` where `mcc quantize -h` lists --target; `--mode dynamic`;
-`--mode weight_only` as qdq and matmul_nbits; `mcc convert -p fold,fp16`, bf16, and magnitude and
-channel pruning), the written model must
+and with `--target ort|openvino|generic` where `mcc quantize -h` lists --target; `--mode dynamic`,
+also with `--dynamic-activations per_token`; `--mode weight_only` as qdq and matmul_nbits;
+`mcc convert -p fold,fp16`, bf16, and magnitude and channel pruning), the written model must
   - load and run in ONNX Runtime (CPU) at its default optimisation level, ORT_ENABLE_ALL;
   - match mcc's own cpu backend on the same sample (`mcc eval --save-outputs`) within the mode's
     rule (RULES: cosine and SNR floors; float arithmetic also allclose; int8 allows the 1-LSB tie
@@ -204,7 +204,7 @@ def bundled_cases(work):
     ir4 = mnist_ir4(work, cases[0].model)
     if ir4:
         cases.insert(1, Case("mnist_ir4", ir4, cases[0].calib, cases[0].inputs,
-                             only_modes=("dynamic", "weight_only", "weight_only_nbits")))
+                             only_modes=("dynamic", "dynamic_per_token", "weight_only", "weight_only_nbits")))
     mobilenet = os.path.join(SHARED, "models", "mobilenet_v2_random_bn_opset13.onnx")
     if os.path.isfile(mobilenet):
         calib = random_samples(work, "mobilenet_v2", "input", (1, 3, 224, 224), 4, seed=13)
@@ -234,6 +234,10 @@ def all_modes(mcc):
         print("note: 'mcc quantize -h' lists no --target: the per-runtime int8 forms are not checked")
     modes += [
         Mode("dynamic", "quantize", ["--mode", "dynamic"], "dynamic", "quantize", ("MatMul", "Gemm")),
+        # Each row's own run-time range: what `auto` gives a causal LM and feed-forward inputs (the
+        # bundled models have neither, so `dynamic` above runs one range per tensor).
+        Mode("dynamic_per_token", "quantize", ["--mode", "dynamic", "--dynamic-activations", "per_token"], "dynamic",
+             "quantize", ("MatMul", "Gemm")),
         Mode("weight_only", "quantize", ["--mode", "weight_only", "--weight-format", "qdq"],
              "weight_only", "quantize", ("MatMul", "Gemm")),
         Mode("weight_only_nbits", "quantize", ["--mode", "weight_only", "--weight-format", "matmul_nbits"],
