@@ -1,5 +1,5 @@
-"""Helpers shared by the bench scripts: a timed subprocess run, the plain-text result table and the
-JSON result (printed, and written to --json when given)."""
+"""Helpers shared by the bench scripts: a timed subprocess run, the plain-text result table, the
+JSON result (printed, and written to --json when given) and the cosine of two outputs."""
 import json
 import subprocess
 import sys
@@ -31,3 +31,13 @@ def emit_json(results, path=None, indent=2):
     if path:
         with open(path, "w") as f:
             f.write(text + "\n")
+
+
+def cosine(a, b):
+    """Cosine of two arrays, flattened, in float64 (1 when both are all zero, 0 when one is)."""
+    import numpy as np  # here, so that the scripts without numpy still import this module
+    a, b = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    if na == 0 or nb == 0:
+        return 1.0 if na == nb else 0.0
+    return float(a @ b / (na * nb))

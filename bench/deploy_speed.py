@@ -65,6 +65,8 @@ import onnxruntime as ort
 import openvino as ov
 from PIL import Image
 
+from common import cosine
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(ROOT, "..", "shared")
 ALL_MODELS = "yolox,effnet,ppocr_det,ppocr_rec,ppocr_cls,minilm"
@@ -172,14 +174,6 @@ def save_samples(root, samples):
 
 # ---------------------------------------------------------------------------------------------------
 # accuracy
-
-
-def cosine(a, b):
-    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
-    na, nb = np.linalg.norm(a), np.linalg.norm(b)
-    if na == 0 or nb == 0:
-        return 1.0 if na == nb else 0.0
-    return float(a @ b / (na * nb))
 
 
 def cosine_mean_min(refs, outs):

@@ -32,9 +32,11 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import onnx
+import onnxruntime as ort
 
-from common import emit_json
+from common import cosine, emit_json
 from minilm_heldout import heldout_samples, tokenizer_json
 from transformer_fp16 import INPUTS, SAMPLES, load_samples, measure, minilm_work_dir
 
@@ -79,8 +81,6 @@ def ort_levels_spread(model, golden):
     ranges turn the last-bit differences of fused kernels into whole-code flips that later layers
     carry on (MiniLM-L6 per_token: cosine 0.9989 between the two levels), and mcc's cpu backend
     differs from ORT by as much; per tensor both levels agree."""
-    import numpy as np
-    import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])  # ORT_ENABLE_ALL
@@ -89,9 +89,7 @@ def ort_levels_spread(model, golden):
     for d in sorted(os.listdir(golden)):
         feeds = {n: np.load(os.path.join(golden, d, n + ".npy")) for n in names}
         for k, out in enumerate(sess.run(None, feeds)):
-            ref = np.load(os.path.join(golden, d, "output_%d.npy" % k)).astype(np.float64).ravel()
-            got = out.astype(np.float64).ravel()
-            least = min(least, float(ref @ got / max(np.linalg.norm(ref) * np.linalg.norm(got), 1e-300)))
+            least = min(least, cosine(np.load(os.path.join(golden, d, "output_%d.npy" % k)), out))
     return least
 
 

@@ -27,6 +27,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from common import cosine
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SAMPLES = os.path.join(ROOT, "..", "shared", "tools", "minilm", "samples")
@@ -59,9 +61,7 @@ def measure(path, samples):
     cos, hid = [], 0.0
     for feeds, ref in samples:
         got = dict(zip(names, s.run(None, feeds)))
-        a = got["sentence_embedding"].astype(np.float64).ravel()
-        b = ref["sentence_embedding"].astype(np.float64).ravel()
-        cos.append(float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))))
+        cos.append(cosine(got["sentence_embedding"], ref["sentence_embedding"]))
         mask = feeds["attention_mask"].astype(bool)
         diff = np.abs(got["last_hidden_state"].astype(np.float64) - ref["last_hidden_state"])[mask]
         hid = max(hid, float(diff.max()))

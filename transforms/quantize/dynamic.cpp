@@ -39,8 +39,12 @@ bool is_gelu_node(const ir::Node& n) { return n.op_type == "Gelu" || n.op_type =
 /// The nonlinearity of an exported GELU: Erf (exact form) or Tanh (approximation).
 bool is_gelu_core(const ir::Node& n) { return n.is("Erf") || n.is("Tanh"); }
 
+/// An elementwise step around an exported GELU's core: Add, Mul, Div, Sub, or Pow (the x^3 of the
+/// tanh form).
+bool is_gelu_arithmetic(const ir::Node& n) { return n.is("Add") || n.is("Mul") || n.is("Div") || n.is("Sub") || n.is("Pow"); }
+
 /// Whether v is a GELU output: a Gelu node (ai.onnx 20, com.microsoft Gelu/FastGelu/BiasGelu), or
-/// a Mul whose operands reach an Erf or Tanh within three producers through Mul/Add/Div/Sub (the
+/// a Mul whose operands reach an Erf or Tanh within three producers through GELU arithmetic (the
 /// exported forms x * 0.5 * (1 + erf(x / sqrt 2)) and 0.5 * x * (1 + tanh(...))).
 bool is_gelu_output(const ir::Value* v) {
   const ir::Node* n = v ? v->producer : nullptr;
@@ -55,7 +59,7 @@ bool is_gelu_output(const ir::Value* v) {
       const ir::Node* p = in ? in->producer : nullptr;
       if (!p || p->owner != n->owner) continue;
       if (is_gelu_core(*p)) return true;
-      if (depth < 3 && (p->is("Mul") || p->is("Add") || p->is("Div") || p->is("Sub"))) todo.push_back({p, depth + 1});
+      if (depth < 3 && is_gelu_arithmetic(*p)) todo.push_back({p, depth + 1});
     }
   }
   return false;
@@ -73,8 +77,7 @@ bool feeds_gelu(const ir::Node& n) {
       const ir::Node* m = u.user;
       if (m->owner != n.owner) continue;
       if (is_gelu_core(*m) || is_gelu_node(*m)) return true;
-      if (depth < 5 && (m->is("Add") || m->is("Mul") || m->is("Div") || m->is("Sub") || m->is("Pow")))
-        todo.push_back({m->outputs.at(0), depth + 1});
+      if (depth < 5 && is_gelu_arithmetic(*m)) todo.push_back({m->outputs.at(0), depth + 1});
     }
   }
   return false;

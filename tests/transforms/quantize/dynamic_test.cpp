@@ -238,8 +238,7 @@ TEST_CASE("quantize mode=dynamic: per-tensor embedding tables dequantize the gat
 
 TEST_CASE("quantize mode=dynamic: a MatMul reading a GELU output keeps a float input, its weight int8 per channel") {
   // test::feed_forward_block: proj, and up -> GELU (the exported erf form) -> down.
-  auto build = [] { return test::feed_forward_block(); };
-  ir::Model m = build();
+  ir::Model m = test::feed_forward_block();
   const auto res = test::run_quantize(m, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}});
   CHECK(res.stats["layers_dynamic"] == 2);
   CHECK(res.stats["layers_float_input"] == 1);
@@ -256,18 +255,18 @@ TEST_CASE("quantize mode=dynamic: a MatMul reading a GELU output keeps a float i
   CHECK((*pw)["note"].get<std::string>().find("GELU") != std::string::npos);
   CHECK((*pw)["consumers"] == json::array({"down"}));
   // Replay: the same graph with no data.
-  ir::Model again = build();
+  ir::Model again = test::feed_forward_block();
   const json rec = res.record;
   test::run_quantize(again, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}}, &rec);
   CHECK(test::max_abs_diff(test::run_cpu(again, test::random_feeds(again, 3)), test::run_cpu(m, test::random_feeds(m, 3))) == 0.0);
-  // float_gelu_inputs=false: both layers are quantized at run time.
-  ir::Model off = build();
+  // float_gelu_inputs=false: all three layers (proj, up, down) are quantized at run time.
+  ir::Model off = test::feed_forward_block();
   CHECK(test::run_quantize(off, {{"mode", "dynamic"}, {"dynamic_activations", "per_tensor"}, {"float_gelu_inputs", "false"}})
             .stats["layers_dynamic"] == 3);
   CHECK(test::count_ops(off, "MatMulInteger") == 3);
   // Per-token ranges (the default puts them on both of these feed-forward activations) need no
-  // float island: both layers run at run time.
-  ir::Model tok = build();
+  // float island: all three layers run at run time.
+  ir::Model tok = test::feed_forward_block();
   CHECK(test::run_quantize(tok, {{"mode", "dynamic"}}).stats["layers_dynamic"] == 3);
   CHECK(test::count_ops(tok, "MatMulInteger") == 3);
 }
